@@ -1,0 +1,40 @@
+# One task entry for people and CI. Every target installs what it needs first.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install serve test lint typecheck bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start herd on its embedded defaults: SQLite under ./herd-data, process driver, 127.0.0.1:8778.
+serve: $(STAMP)
+	$(BIN)/herd serve
+
+## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end), plus lint.
+test: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/python -m pytest -n auto --dist loadgroup -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/victims.py
+	$(BIN)/python bench/health.py
+	$(BIN)/python bench/iallocator.py
+
+clean:
+	rm -rf $(VENV) herd-data .pytest_cache .mypy_cache

@@ -1,0 +1,66 @@
+"""Settings, read from arguments, ``HERD_*`` environment variables and defaults.
+
+Nothing is read at import time: callers build a :class:`Settings` with
+:func:`load_settings` and pass it down (the app, the engine and the CLI each
+receive it explicitly).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class RegionConfig(BaseModel):
+    """One region and the backend that holds its regional copies."""
+
+    name: str
+    backend: Literal["sim"] = "sim"
+    #: where the region's store lives (for the ``sim`` backend: a SQLite file or URL)
+    url: str | None = None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HERD_", extra="ignore")
+
+    data_dir: Path = Path("herd-data")
+    db_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8778
+    auth: Literal["none", "token"] = "none"
+    default_project: str = "default"
+    run_engine: bool = True
+
+    engine_workers: int = 16
+    engine_poll_interval: float = 0.05
+    engine_heartbeat_interval: float = 2.0
+    #: an engine whose heartbeat is older than this is dead; its locks are taken over
+    engine_dead_after: float = 10.0
+    default_action_timeout: int = 3600
+    max_nodes_per_cluster: int = 100_000
+    lock_retry_times: int = 3
+    lock_retry_interval: float = 1.0
+
+    #: Zaqar v2 endpoint used by ``type: zaqar`` lifecycle hooks
+    zaqar_url: str | None = None
+    webhook_timeout: float = 5.0
+    webhook_retries: int = 3
+
+    regions: list[RegionConfig] = Field(default_factory=list)
+    deletion_stuck_after: float = 3600.0
+    #: test-only switch that turns tombstones off, to show the race test can fail
+    tombstones_enabled: bool = True
+
+    def database_url(self) -> str:
+        if self.db_url:
+            return self.db_url
+        return f"sqlite:///{(self.data_dir / 'herd.db').resolve()}"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from the environment, with explicit overrides (None means unset)."""
+    given = {key: value for key, value in overrides.items() if value is not None}
+    return Settings(**given)

@@ -1,0 +1,1 @@
+"""Domain values and pure rules (no I/O)."""

@@ -1,0 +1,1 @@
+"""Drivers that make and destroy the real resources behind nodes."""

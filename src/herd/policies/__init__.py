@@ -1,0 +1,1 @@
+"""Pure policy decisions: scaling, placement, deletion, health."""

@@ -1,0 +1,93 @@
+"""The contract every policy plugin fulfils.
+
+A policy is a pure function of a frozen :class:`PolicyContext`: it reads the
+cluster snapshot, the action's inputs and the data earlier policies wrote, and
+returns a :class:`Decision` (the action's new data plus a status and reason).
+It never touches the database, the network, a clock or a random source; the
+engine passes ``now`` and ``seed`` in, so every decision can be replayed.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from herd.domain.snapshots import ClusterSnapshot
+from herd.types import ActionCause, ActionName, CheckStatus, Phase
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    """Everything a policy may look at when it is checked."""
+
+    action: ActionName
+    phase: Phase
+    cluster: ClusterSnapshot
+    inputs: Mapping[str, Any]
+    data: Mapping[str, Any]
+    now: float
+    seed: int
+    cause: ActionCause = ActionCause.RPC
+    target_node_id: str | None = None
+    last_op: float | None = None  # when this binding last let an action through
+    max_nodes_per_cluster: int = 1000
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a policy decided: a check status, a reason and the action's new data."""
+
+    status: CheckStatus
+    reason: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    touch_last_op: bool = False  # the engine stamps the binding's last_op when True
+
+    @classmethod
+    def ok(cls, data: Mapping[str, Any], reason: str = "") -> Decision:
+        return cls(CheckStatus.OK, reason, dict(data))
+
+    @classmethod
+    def error(cls, data: Mapping[str, Any], reason: str) -> Decision:
+        return cls(CheckStatus.ERROR, reason, dict(data))
+
+    @classmethod
+    def skip(cls, data: Mapping[str, Any]) -> Decision:
+        return cls(CheckStatus.NONE, "", dict(data))
+
+
+class Policy(ABC):
+    """Base class of policy plugins.
+
+    Subclasses set the class attributes and implement ``validate_properties``
+    (called by ``__init__``; raises :class:`herd.errors.InvalidSpec` naming the
+    key and the reason) and ``before``/``after``.
+    """
+
+    #: family name without version, e.g. ``senlin.policy.deletion``
+    type_name: ClassVar[str]
+    #: versions this class accepts, e.g. ``("1.0", "1.1")``
+    versions: ClassVar[tuple[str, ...]]
+    priority: ClassVar[int]
+    singleton: ClassVar[bool] = True
+    targets: ClassVar[frozenset[tuple[Phase, ActionName]]]
+    #: profile types the policy can be attached to (``ANY`` for all)
+    profile_types: ClassVar[tuple[str, ...]] = ("ANY",)
+
+    def __init__(self, properties: Mapping[str, Any]) -> None:
+        self.properties: dict[str, Any] = self.validate_properties(properties)
+
+    @classmethod
+    @abstractmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the properties with defaults filled in, or raise InvalidSpec."""
+
+    def applies_to(self, action: ActionName, phase: Phase) -> bool:
+        return (phase, action) in self.targets
+
+    def before(self, ctx: PolicyContext) -> Decision:
+        return Decision.skip(ctx.data)
+
+    def after(self, ctx: PolicyContext) -> Decision:
+        return Decision.skip(ctx.data)

@@ -1,0 +1,1 @@
+"""Persistence: table mappings, repositories, migrations. Only this package maps rows."""

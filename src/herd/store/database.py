@@ -1,0 +1,128 @@
+"""Database engines, units of work and migrations.
+
+SQLite is the embedded default: WAL journal, a busy timeout, and write units of
+work opened with ``BEGIN IMMEDIATE`` so that a read-then-write transaction never
+fails on a lock upgrade. Reads use ordinary deferred transactions, so GETs run
+in parallel with writers. PostgreSQL (psycopg 3) uses one engine for both.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def _normalise_url(url: str) -> str:
+    # psycopg 3 is the only PostgreSQL driver herd ships with.
+    if url.startswith("postgresql://"):
+        return "postgresql+psycopg://" + url[len("postgresql://") :]
+    if url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url[len("postgres://") :]
+    return url
+
+
+def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
+    engine = create_engine(
+        url,
+        connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+        pool_size=32,
+        max_overflow=32,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control away from pysqlite so that BEGIN is ours.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Database:
+    """Owns the engines and hands out units of work.
+
+    ``write()`` commits on success and rolls back on error; ``read()`` never
+    commits. Repositories take the session as an argument and never commit.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = _normalise_url(url)
+        self.is_sqlite = self.url.startswith("sqlite")
+        if self.is_sqlite:
+            path = self.url.split("///", 1)[-1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.write_engine = _sqlite_engine(self.url, immediate=True)
+            self.read_engine = _sqlite_engine(self.url, immediate=False)
+        else:
+            self.write_engine = create_engine(
+                self.url, pool_size=20, max_overflow=40, pool_pre_ping=True
+            )
+            self.read_engine = self.write_engine
+        self._write_sessions = sessionmaker(self.write_engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False)
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A unit of work that commits when the block ends without error."""
+        session = self._write_sessions()
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        session = self._read_sessions()
+        try:
+            yield session
+        finally:
+            session.rollback()
+            session.close()
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest Alembic revision."""
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS_DIR))
+        for attempt in range(5):
+            try:
+                with self.write_engine.connect() as connection:
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, "head")
+                    connection.commit()
+                return
+            except OperationalError:
+                # Several engine processes may start together on one database.
+                if attempt == 4:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+
+    def dispose(self) -> None:
+        self.write_engine.dispose()
+        if self.read_engine is not self.write_engine:
+            self.read_engine.dispose()

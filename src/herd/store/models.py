@@ -1,0 +1,246 @@
+"""SQLAlchemy 2.0 table mappings.
+
+Times are stored as epoch seconds (floats): they compare and sort the same on
+SQLite and PostgreSQL, and the API formats them. JSON columns hold the free-form
+maps Senlin exposes (metadata, data, spec, inputs, outputs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+ID = String(36)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class OwnedMixin:
+    """Columns every user-visible resource has (Senlin's ownership triple)."""
+
+    user: Mapped[str] = mapped_column(String(64), default="")
+    project: Mapped[str] = mapped_column(String(64), index=True)
+    domain: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    updated_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class ProfileRow(OwnedMixin, Base):
+    __tablename__ = "profiles"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), index=True)
+    type: Mapped[str] = mapped_column(String(255))
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    meta_data: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+
+
+class ClusterRow(OwnedMixin, Base):
+    __tablename__ = "clusters"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), index=True)
+    profile_id: Mapped[str] = mapped_column(ID, ForeignKey("profiles.id"))
+    init_at: Mapped[float] = mapped_column(Float)
+    min_size: Mapped[int] = mapped_column(Integer, default=0)
+    max_size: Mapped[int] = mapped_column(Integer, default=-1)
+    desired_capacity: Mapped[int] = mapped_column(Integer, default=0)
+    next_index: Mapped[int] = mapped_column(Integer, default=1)
+    timeout: Mapped[int] = mapped_column(Integer, default=3600)
+    status: Mapped[str] = mapped_column(String(32), default="INIT")
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    meta_data: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    dependents: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    deleted_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class NodeRow(OwnedMixin, Base):
+    __tablename__ = "nodes"
+    __table_args__ = (Index("ix_nodes_cluster_index", "cluster_id", "index"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), index=True)
+    physical_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    cluster_id: Mapped[str | None] = mapped_column(ID, nullable=True, index=True)
+    profile_id: Mapped[str] = mapped_column(ID, ForeignKey("profiles.id"))
+    index: Mapped[int] = mapped_column(Integer, default=-1)
+    role: Mapped[str] = mapped_column(String(64), default="")
+    init_at: Mapped[float] = mapped_column(Float)
+    status: Mapped[str] = mapped_column(String(32), default="INIT")
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    health: Mapped[str] = mapped_column(String(32), default="UNKNOWN")
+    health_reason: Mapped[str] = mapped_column(Text, default="")
+    health_marked_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    health_marked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    tainted: Mapped[bool] = mapped_column(Boolean, default=False)
+    meta_data: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    dependents: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    deleted_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class PolicyRow(OwnedMixin, Base):
+    __tablename__ = "policies"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), index=True)
+    type: Mapped[str] = mapped_column(String(255))
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class BindingRow(Base):
+    """A policy attached to a cluster (Senlin's ``cluster_policy``)."""
+
+    __tablename__ = "cluster_policies"
+    __table_args__ = (UniqueConstraint("cluster_id", "policy_id"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    cluster_id: Mapped[str] = mapped_column(ID, ForeignKey("clusters.id"), index=True)
+    policy_id: Mapped[str] = mapped_column(ID, ForeignKey("policies.id"), index=True)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    priority: Mapped[int] = mapped_column(Integer)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    last_op: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class ActionRow(OwnedMixin, Base):
+    __tablename__ = "actions"
+    __table_args__ = (Index("ix_actions_status_created", "status", "created_at"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    cluster_id: Mapped[str | None] = mapped_column(ID, nullable=True, index=True)
+    target: Mapped[str] = mapped_column(ID, index=True)
+    action: Mapped[str] = mapped_column(String(64))
+    cause: Mapped[str] = mapped_column(String(255))
+    owner: Mapped[str | None] = mapped_column(ID, nullable=True, index=True)
+    parent_id: Mapped[str | None] = mapped_column(ID, nullable=True, index=True)
+    interval: Mapped[int] = mapped_column(Integer, default=-1)
+    start_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    end_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    timeout: Mapped[int] = mapped_column(Integer, default=3600)
+    status: Mapped[str] = mapped_column(String(64), default="INIT")
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    control: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    inputs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    outputs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    retries: Mapped[int] = mapped_column(Integer, default=0)
+    #: waiting for a lifecycle hook: when the message was sent and when the wait ends
+    hook_deadline: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class DependencyRow(Base):
+    """``dependent`` may run only after ``depended`` has ended."""
+
+    __tablename__ = "action_dependencies"
+    __table_args__ = (UniqueConstraint("depended", "dependent"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    depended: Mapped[str] = mapped_column(ID, index=True)
+    dependent: Mapped[str] = mapped_column(ID, index=True)
+
+
+class EventRow(Base):
+    __tablename__ = "events"
+    __table_args__ = (Index("ix_events_timestamp", "timestamp"),)
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    timestamp: Mapped[float] = mapped_column(Float)
+    oid: Mapped[str] = mapped_column(ID, index=True)
+    oname: Mapped[str] = mapped_column(String(255), default="")
+    otype: Mapped[str] = mapped_column(String(36))
+    cluster_id: Mapped[str | None] = mapped_column(ID, nullable=True, index=True)
+    level: Mapped[str] = mapped_column(String(16), default="INFO")
+    user: Mapped[str] = mapped_column(String(64), default="")
+    project: Mapped[str] = mapped_column(String(64), index=True)
+    action: Mapped[str] = mapped_column(String(64), default="")
+    status: Mapped[str] = mapped_column(String(255), default="")
+    status_reason: Mapped[str] = mapped_column(Text, default="")
+    meta_data: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+
+
+class ClusterLockRow(Base):
+    """Exclusive (semaphore -1) or shared (semaphore = holders) lock on a cluster."""
+
+    __tablename__ = "cluster_locks"
+
+    cluster_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    action_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    semaphore: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[float] = mapped_column(Float)
+
+
+class NodeLockRow(Base):
+    __tablename__ = "node_locks"
+
+    node_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    action_id: Mapped[str] = mapped_column(ID)
+    updated_at: Mapped[float] = mapped_column(Float)
+
+
+class EngineRow(Base):
+    """A running engine; its heartbeat says whether its locks may be taken over."""
+
+    __tablename__ = "engines"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[float] = mapped_column(Float)
+    heartbeat_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class TokenRow(Base):
+    __tablename__ = "tokens"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    project: Mapped[str] = mapped_column(String(64))
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class TombstoneRow(Base):
+    """A resource being deleted (Tricircle's ``deleting_resources``)."""
+
+    __tablename__ = "deleting_resources"
+    __table_args__ = (UniqueConstraint("resource_type", "resource_id", name="uq_deleting"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    resource_type: Mapped[str] = mapped_column(String(32))
+    resource_id: Mapped[str] = mapped_column(ID)
+    project: Mapped[str] = mapped_column(String(64), default="")
+    deleted_at: Mapped[float] = mapped_column(Float)
+    requested_by: Mapped[str] = mapped_column(String(64), default="")
+    action_id: Mapped[str | None] = mapped_column(ID, nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="DELETING")
+    reason: Mapped[str] = mapped_column(Text, default="")
+
+
+class HookDeliveryRow(Base):
+    """One lifecycle-hook message sent (or tried) for a victim node."""
+
+    __tablename__ = "hook_deliveries"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    action_id: Mapped[str] = mapped_column(ID, index=True)
+    cluster_id: Mapped[str] = mapped_column(ID)
+    node_id: Mapped[str] = mapped_column(ID)
+    hook_type: Mapped[str] = mapped_column(String(16))
+    destination: Mapped[str] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(16), default="PENDING")
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    sent_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[float] = mapped_column(Float)

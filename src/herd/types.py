@@ -1,0 +1,157 @@
+"""Identifiers and enumerations shared by every layer.
+
+This module is a leaf: it imports nothing from herd. The string values are
+Senlin's wire values, so that stored rows and API bodies read the same.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ActionName(StrEnum):
+    CLUSTER_CREATE = "CLUSTER_CREATE"
+    CLUSTER_DELETE = "CLUSTER_DELETE"
+    CLUSTER_UPDATE = "CLUSTER_UPDATE"
+    CLUSTER_SCALE_OUT = "CLUSTER_SCALE_OUT"
+    CLUSTER_SCALE_IN = "CLUSTER_SCALE_IN"
+    CLUSTER_RESIZE = "CLUSTER_RESIZE"
+    CLUSTER_ADD_NODES = "CLUSTER_ADD_NODES"
+    CLUSTER_DEL_NODES = "CLUSTER_DEL_NODES"
+    CLUSTER_REPLACE_NODES = "CLUSTER_REPLACE_NODES"
+    CLUSTER_REPLACE_UNHEALTHY = "CLUSTER_REPLACE_UNHEALTHY"
+    CLUSTER_CHECK = "CLUSTER_CHECK"
+    CLUSTER_RECOVER = "CLUSTER_RECOVER"
+    CLUSTER_ATTACH_POLICY = "CLUSTER_ATTACH_POLICY"
+    CLUSTER_DETACH_POLICY = "CLUSTER_DETACH_POLICY"
+    CLUSTER_UPDATE_POLICY = "CLUSTER_UPDATE_POLICY"
+    NODE_CREATE = "NODE_CREATE"
+    NODE_DELETE = "NODE_DELETE"
+    NODE_LEAVE = "NODE_LEAVE"
+    NODE_UPDATE = "NODE_UPDATE"
+    NODE_CHECK = "NODE_CHECK"
+    NODE_RECOVER = "NODE_RECOVER"
+    PROFILE_DELETE = "PROFILE_DELETE"
+    POLICY_DELETE = "POLICY_DELETE"
+
+    @property
+    def is_cluster_action(self) -> bool:
+        return self.value.startswith("CLUSTER_")
+
+
+class ActionStatus(StrEnum):
+    INIT = "INIT"
+    WAITING = "WAITING"
+    READY = "READY"
+    RUNNING = "RUNNING"
+    SUSPENDED = "SUSPENDED"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    WAITING_LIFECYCLE_COMPLETION = "WAITING_LIFECYCLE_COMPLETION"
+
+    @property
+    def is_final(self) -> bool:
+        return self in (ActionStatus.SUCCEEDED, ActionStatus.FAILED, ActionStatus.CANCELLED)
+
+
+ACTIVE_ACTION_STATUSES = (
+    ActionStatus.READY,
+    ActionStatus.WAITING,
+    ActionStatus.RUNNING,
+    ActionStatus.WAITING_LIFECYCLE_COMPLETION,
+)
+
+
+class ActionCause(StrEnum):
+    RPC = "RPC Request"
+    DERIVED = "Derived Action"
+    DERIVED_LCH = "Derived Action with Lifecycle Hook"
+
+
+class ClusterStatus(StrEnum):
+    INIT = "INIT"
+    ACTIVE = "ACTIVE"
+    CREATING = "CREATING"
+    UPDATING = "UPDATING"
+    RESIZING = "RESIZING"
+    DELETING = "DELETING"
+    CHECKING = "CHECKING"
+    RECOVERING = "RECOVERING"
+    CRITICAL = "CRITICAL"
+    ERROR = "ERROR"
+    WARNING = "WARNING"
+    OPERATING = "OPERATING"
+
+
+class NodeStatus(StrEnum):
+    INIT = "INIT"
+    ACTIVE = "ACTIVE"
+    ERROR = "ERROR"
+    WARNING = "WARNING"
+    CREATING = "CREATING"
+    UPDATING = "UPDATING"
+    DELETING = "DELETING"
+    RECOVERING = "RECOVERING"
+    OPERATING = "OPERATING"
+
+
+class HealthStatus(StrEnum):
+    """Health of a member as seen by checks and by applications (Heat's CHECK_* states)."""
+
+    UNKNOWN = "UNKNOWN"
+    CHECK_COMPLETE = "CHECK_COMPLETE"
+    CHECK_FAILED = "CHECK_FAILED"
+
+
+class Phase(StrEnum):
+    BEFORE = "BEFORE"
+    AFTER = "AFTER"
+
+
+class CheckStatus(StrEnum):
+    OK = "OK"
+    ERROR = "ERROR"
+    NONE = "NONE"
+
+
+class AdjustmentType(StrEnum):
+    EXACT_CAPACITY = "EXACT_CAPACITY"
+    CHANGE_IN_CAPACITY = "CHANGE_IN_CAPACITY"
+    CHANGE_IN_PERCENTAGE = "CHANGE_IN_PERCENTAGE"
+
+
+class Criteria(StrEnum):
+    OLDEST_FIRST = "OLDEST_FIRST"
+    OLDEST_PROFILE_FIRST = "OLDEST_PROFILE_FIRST"
+    YOUNGEST_FIRST = "YOUNGEST_FIRST"
+    RANDOM = "RANDOM"
+
+
+class Role(StrEnum):
+    ADMIN = "admin"
+    MEMBER = "member"
+    AGENT = "agent"
+
+
+class ResourceType(StrEnum):
+    CLUSTER = "cluster"
+    NODE = "node"
+    PROFILE = "profile"
+    POLICY = "policy"
+
+
+class LockScope(StrEnum):
+    CLUSTER = "CLUSTER"  # exclusive
+    NODE = "NODE"  # shared among node-scoped actions
+
+
+# Priorities of the built-in policy families (lower runs first), as in Senlin.
+POLICY_PRIORITY = {
+    "scaling": 100,
+    "region_placement": 200,
+    "zone_placement": 300,
+    "deletion": 400,
+    "loadbalance": 500,
+    "health": 600,
+}
