@@ -1,0 +1,157 @@
+"""Action rows: creation, claiming, status changes and dependencies."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from herd.store.models import ActionRow, DependencyRow
+from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus
+
+
+def action_name(action: ActionName, target: str) -> str:
+    """Senlin's action names: ``cluster_scale_in_<id8>``, ``node_delete_<id8>``."""
+    return f"{action.value.lower()}_{target[:8]}"
+
+
+def new_action(
+    *,
+    action: ActionName,
+    target: str,
+    cluster_id: str | None,
+    project: str,
+    user: str = "",
+    cause: ActionCause = ActionCause.RPC,
+    inputs: dict[str, Any] | None = None,
+    data: dict[str, Any] | None = None,
+    status: ActionStatus = ActionStatus.READY,
+    parent_id: str | None = None,
+    owner: str | None = None,
+    timeout: int = 3600,
+    now: float,
+) -> ActionRow:
+    """Build (not add) an action row."""
+    return ActionRow(
+        id=str(uuid.uuid4()),
+        name=action_name(action, target),
+        cluster_id=cluster_id,
+        target=target,
+        action=action.value,
+        cause=cause.value,
+        owner=owner,
+        parent_id=parent_id,
+        interval=-1,
+        timeout=timeout,
+        status=status.value,
+        status_reason="",
+        inputs=inputs or {},
+        outputs={},
+        data=data or {},
+        user=user,
+        project=project,
+        domain="",
+        created_at=now,
+        updated_at=now,
+        retries=0,
+    )
+
+
+def add_dependency(session: Session, depended: str, dependent: str) -> None:
+    session.add(DependencyRow(depended=depended, dependent=dependent))
+
+
+def dependencies(session: Session, action_id: str) -> tuple[list[str], list[str]]:
+    """Return (depends_on, depended_by) action ids."""
+    on = session.scalars(
+        select(DependencyRow.depended).where(DependencyRow.dependent == action_id)
+    ).all()
+    by = session.scalars(
+        select(DependencyRow.dependent).where(DependencyRow.depended == action_id)
+    ).all()
+    return list(on), list(by)
+
+
+def active_actions_on(session: Session, target: str) -> Sequence[ActionRow]:
+    """Actions on ``target`` that are queued or running (Senlin's conflict check)."""
+    return session.scalars(
+        select(ActionRow).where(
+            ActionRow.target == target,
+            ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+        )
+    ).all()
+
+
+def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> list[str]:
+    """Claim up to ``limit`` top-level READY actions for ``engine_id``.
+
+    Each claim is a compare-and-set on (status, owner), so two engines never run
+    the same action; on PostgreSQL the candidate rows are read with
+    ``FOR UPDATE SKIP LOCKED`` so engines do not queue behind each other.
+    """
+    query = (
+        select(ActionRow.id)
+        .where(
+            ActionRow.status == ActionStatus.READY.value,
+            ActionRow.owner.is_(None),
+            ActionRow.parent_id.is_(None),
+        )
+        .order_by(ActionRow.created_at)
+        .limit(limit)
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    claimed: list[str] = []
+    for action_id in session.scalars(query).all():
+        result = session.execute(
+            update(ActionRow)
+            .where(
+                ActionRow.id == action_id,
+                ActionRow.status == ActionStatus.READY.value,
+                ActionRow.owner.is_(None),
+            )
+            .values(
+                owner=engine_id,
+                status=ActionStatus.RUNNING.value,
+                status_reason="The action is being processed.",
+                start_time=now,
+                updated_at=now,
+            )
+        )
+        if result.rowcount == 1:  # type: ignore[attr-defined]
+            claimed.append(action_id)
+    return claimed
+
+
+def set_status(
+    session: Session,
+    action_id: str,
+    status: ActionStatus,
+    reason: str,
+    now: float,
+    **values: Any,
+) -> None:
+    extra: dict[str, Any] = dict(values)
+    if status.is_final:
+        extra.setdefault("end_time", now)
+    session.execute(
+        update(ActionRow)
+        .where(ActionRow.id == action_id)
+        .values(status=status.value, status_reason=reason, updated_at=now, **extra)
+    )
+
+
+def children(session: Session, parent_id: str) -> Sequence[ActionRow]:
+    return session.scalars(
+        select(ActionRow).where(ActionRow.parent_id == parent_id).order_by(ActionRow.created_at)
+    ).all()
+
+
+def owned_by(session: Session, engine_ids: Iterable[str]) -> Sequence[ActionRow]:
+    ids = list(engine_ids)
+    if not ids:
+        return []
+    return session.scalars(select(ActionRow).where(ActionRow.owner.in_(ids))).all()

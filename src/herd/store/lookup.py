@@ -1,0 +1,63 @@
+"""Finding a resource by id, name or short id, as Senlin's API does, within a project scope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from herd.errors import MultipleChoices, NotFound
+
+Row = TypeVar("Row")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which rows a caller may see: one project, or every project for admins."""
+
+    project: str
+    all_projects: bool = False
+
+    def apply(self, query: Select[Any], model: Any) -> Select[Any]:
+        if self.all_projects:
+            return query
+        return query.where(model.project == self.project)
+
+
+def find(session: Session, model: type[Row], identity: str, scope: Scope, kind: str) -> Row:
+    """Resolve ``identity`` (a full id, a unique name, or a unique id prefix) to a row.
+
+    Raises:
+        NotFound: nothing visible matches.
+        MultipleChoices: a name or short id matches more than one row.
+    """
+    m: Any = model
+    row = session.get(model, identity) if len(identity) == 36 else None
+    if row is not None and (scope.all_projects or m_project(row) == scope.project):
+        return row
+    by_name = session.scalars(scope.apply(select(m).where(m.name == identity), m).limit(2)).all()
+    if len(by_name) == 1:
+        return by_name[0]  # type: ignore[no-any-return]
+    if len(by_name) > 1:
+        raise MultipleChoices(
+            f"Multiple results found matching the query criteria '{identity}'. "
+            "Please be more specific."
+        )
+    if len(identity) < 36:
+        escaped = identity.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = select(m).where(m.id.like(escaped + "%", escape="\\"))
+        by_prefix = session.scalars(scope.apply(query, m).limit(2)).all()
+        if len(by_prefix) == 1:
+            return by_prefix[0]  # type: ignore[no-any-return]
+        if len(by_prefix) > 1:
+            raise MultipleChoices(
+                f"Multiple results found matching the query criteria '{identity}'. "
+                "Please be more specific."
+            )
+    raise NotFound(kind, identity)
+
+
+def m_project(row: Any) -> str:
+    return str(row.project)

@@ -1,0 +1,57 @@
+"""Build the frozen domain views that policies read from rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
+from herd.store.models import ClusterRow, NodeRow
+from herd.types import ClusterStatus, HealthStatus, NodeStatus
+
+
+def _truthy(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def node_snapshot(row: NodeRow, profile_created_at: float | None = None) -> NodeSnapshot:
+    placement = (row.data or {}).get("placement") or {}
+    metadata = row.meta_data or {}
+    try:
+        cost = float(metadata.get("deletion_cost", 0) or 0)
+    except (TypeError, ValueError):
+        cost = 0.0
+    return NodeSnapshot(
+        id=row.id,
+        name=row.name,
+        index=row.index,
+        status=NodeStatus(row.status),
+        health=HealthStatus(row.health),
+        created_at=row.created_at,
+        profile_created_at=profile_created_at,
+        zone=placement.get("zone"),
+        region=placement.get("region_name"),
+        protected=_truthy(metadata.get("protected", False)),
+        deletion_cost=cost,
+        tainted=row.tainted,
+        physical_id=row.physical_id,
+    )
+
+
+def cluster_snapshot(
+    cluster: ClusterRow,
+    nodes: Iterable[NodeRow],
+    profile_times: Mapping[str, float | None] | None = None,
+) -> ClusterSnapshot:
+    times = profile_times or {}
+    return ClusterSnapshot(
+        id=cluster.id,
+        name=cluster.name,
+        min_size=cluster.min_size,
+        max_size=cluster.max_size,
+        desired_capacity=cluster.desired_capacity,
+        status=ClusterStatus(cluster.status),
+        nodes=tuple(node_snapshot(n, times.get(n.profile_id)) for n in nodes),
+        config=dict(cluster.config or {}),
+    )
