@@ -102,7 +102,8 @@ class Database:
         try:
             yield session
         finally:
-            session.rollback()
+            # close() ends the transaction without expiring loaded rows, so callers
+            # may keep reading the detached objects it returned.
             session.close()
 
     def migrate(self) -> None:

@@ -1,0 +1,133 @@
+"""The FastAPI application: ``create_app(settings)``.
+
+Everything the app holds lives on ``app.state.herd`` (a :class:`Services`);
+nothing is built at import time. The engine is imported lazily inside the
+lifespan, so the API can run (and be tested) without it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from herd.api import errors
+from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
+from herd.api.microversion import MicroversionMiddleware
+from herd.api.routers import (
+    actions,
+    cluster_actions,
+    cluster_policies,
+    clusters,
+    events,
+    health,
+    nodes,
+    policies,
+    profiles,
+    types,
+    versions,
+)
+from herd.config import Settings
+from herd.store.database import Database
+
+log = logging.getLogger("herd.api")
+
+
+def _default_drivers(settings: Settings) -> DriverRegistryLike:
+    from herd.drivers.registry import default_driver_registry
+
+    registry: DriverRegistryLike = default_driver_registry(settings.data_dir)
+    return registry
+
+
+def _default_policies() -> PolicyRegistryLike:
+    from herd.policies.registry import default_policy_registry
+
+    registry: PolicyRegistryLike = default_policy_registry()
+    return registry
+
+
+async def _maybe_await(value: Any) -> None:
+    if inspect.isawaitable(value):
+        await value
+
+
+def create_app(
+    settings: Settings,
+    *,
+    database: Database | None = None,
+    start_engine: bool | None = None,
+    drivers: DriverRegistryLike | None = None,
+    policies: PolicyRegistryLike | None = None,
+    clock: Callable[[], float] | None = None,
+) -> FastAPI:
+    """Build the API app.
+
+    Args:
+        settings: the service settings.
+        database: an existing database (the app then does not dispose it);
+            by default one is built from ``settings.database_url()``.
+        start_engine: run the engine inside the app's lifespan; defaults to
+            ``settings.run_engine``.
+        drivers: a driver registry (default: ``default_driver_registry``).
+        policies: a policy registry (default: ``default_policy_registry``).
+        clock: the wall clock (epoch seconds), injectable for tests.
+    """
+    owns_database = database is None
+    db = database if database is not None else Database(settings.database_url())
+    db.migrate()
+    services = Services(
+        settings=settings,
+        database=db,
+        drivers=drivers if drivers is not None else _default_drivers(settings),
+        policies=policies if policies is not None else _default_policies(),
+        clock=clock or time.time,
+    )
+    run_engine = settings.run_engine if start_engine is None else start_engine
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if run_engine:
+            from herd.engine.service import EngineService
+
+            engine = EngineService(settings, db, services.drivers, services.policies)
+            await _maybe_await(engine.start())
+            services.engine = engine
+        try:
+            yield
+        finally:
+            if services.engine is not None:
+                await _maybe_await(services.engine.stop())
+                services.engine = None
+            if owns_database:
+                db.dispose()
+
+    app = FastAPI(
+        title="herd",
+        summary="Clustering service, wire-compatible with the OpenStack clustering API v1.",
+        version="1.14",
+        lifespan=lifespan,
+    )
+    app.state.herd = services
+    errors.install(app)
+    app.add_middleware(MicroversionMiddleware)
+    for module in (
+        versions,
+        health,
+        profiles,
+        types,
+        policies,
+        clusters,
+        cluster_actions,
+        cluster_policies,
+        nodes,
+        actions,
+        events,
+    ):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,74 @@
+"""Who is calling: user, project and roles.
+
+``auth: none`` makes every caller the admin of ``settings.default_project``.
+``auth: token`` looks ``X-Auth-Token`` up by its SHA-256 in the ``tokens``
+table. Members see only their project (other projects' resources are 404);
+admins see every resource by id and every project's resources in lists with
+``global_project=true``; ``agent`` is the regional agents' credential and may
+list globally too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from herd.api.deps import ServicesDep
+from herd.api.microversion import APIVersion, request_version
+from herd.errors import Forbidden, Unauthorized
+from herd.store import tokens
+from herd.store.lookup import Scope
+from herd.types import Role
+
+TOKEN_HEADER = "X-Auth-Token"
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    user: str
+    project: str
+    roles: tuple[str, ...]
+    version: APIVersion
+
+    @property
+    def is_admin(self) -> bool:
+        return Role.ADMIN.value in self.roles
+
+    @property
+    def is_agent(self) -> bool:
+        return Role.AGENT.value in self.roles
+
+    def scope(self) -> Scope:
+        """Scope for finding one resource: admins see every project (as Senlin)."""
+        return Scope(self.project, all_projects=self.is_admin)
+
+    def own_scope(self) -> Scope:
+        """Scope limited to the caller's project, for references inside a request body."""
+        return Scope(self.project, all_projects=False)
+
+    def list_scope(self, global_project: bool) -> Scope:
+        if not global_project:
+            return Scope(self.project)
+        if not (self.is_admin or self.is_agent):
+            raise Forbidden("You are not authorized to complete this operation.")
+        return Scope(self.project, all_projects=True)
+
+
+def get_context(request: Request, services: ServicesDep) -> RequestContext:
+    version = request_version(request)
+    settings = services.settings
+    if settings.auth == "none":
+        return RequestContext("admin", settings.default_project, (Role.ADMIN.value,), version)
+    secret = request.headers.get(TOKEN_HEADER)
+    if not secret:
+        raise Unauthorized("Authentication required: send a token in X-Auth-Token.")
+    with services.database.read() as session:
+        row = tokens.lookup(session, secret, services.now())
+        if row is None:
+            raise Unauthorized("The request you have made requires authentication.")
+        return RequestContext(row.id, row.project, (row.role,), version)
+
+
+Context = Annotated[RequestContext, Depends(get_context)]

@@ -1,0 +1,62 @@
+"""What every endpoint receives: the app's services and the caller's context."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Protocol
+
+from fastapi import Depends, Request
+
+from herd.config import Settings
+from herd.store.database import Database
+
+
+class DriverRegistryLike(Protocol):
+    """What the API uses of ``herd.drivers.registry.DriverRegistry``."""
+
+    def full_name(self, profile_type: str, version: Any = None) -> str: ...
+
+    def validate(self, profile_type: str, version: Any, properties: Any) -> dict[str, Any]: ...
+
+    def describe(self, name: str) -> dict[str, Any]: ...
+
+    def types(self) -> list[dict[str, Any]]: ...
+
+
+class PolicyRegistryLike(Protocol):
+    """What the API uses of ``herd.policies.registry.PolicyRegistry``."""
+
+    def create(self, spec: Any) -> tuple[str, Any]: ...
+
+    def resolve_full(self, full_type: str) -> Any: ...
+
+    def types(self) -> list[dict[str, Any]]: ...
+
+
+@dataclass
+class Services:
+    """Everything the routers need, kept on ``app.state.herd`` (no module globals)."""
+
+    settings: Settings
+    database: Database
+    drivers: DriverRegistryLike
+    policies: PolicyRegistryLike
+    clock: Callable[[], float] = time.time
+    engine: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def now(self) -> float:
+        return self.clock()
+
+    def dead_before(self) -> float:
+        return self.clock() - self.settings.engine_dead_after
+
+
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.herd
+    return services
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]

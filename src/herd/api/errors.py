@@ -1,0 +1,152 @@
+"""Error classes to HTTP statuses, in one table, and Senlin's error body.
+
+The table is looked up along the exception's MRO, so a subclass of a mapped
+class gets its parent's status unless it has its own entry.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from herd import errors
+
+log = logging.getLogger("herd.api")
+
+
+class FeatureNotSupported(errors.Conflict):
+    """Senlin's FeatureNotSupported (409); proposed for herd.errors."""
+
+    code = "FeatureNotSupported"
+
+
+class NodeNotOrphan(errors.Conflict):
+    code = "NodeNotOrphan"
+
+
+class ProfileTypeNotMatch(errors.InvalidRequest):
+    code = "ProfileTypeNotMatch"
+
+
+STATUS_BY_ERROR: dict[type[BaseException], int] = {
+    errors.InvalidRequest: 400,
+    errors.Unauthorized: 401,
+    errors.Forbidden: 403,
+    errors.NotFound: 404,
+    errors.VersionNotSupported: 406,
+    errors.Conflict: 409,
+    errors.PolicyRejected: 400,
+    errors.DriverError: 500,
+    errors.InternalError: 500,
+    errors.HerdError: 500,
+}
+
+# webob's titles and explanations, which Senlin's FaultWrapper puts in its body.
+TITLES: dict[int, tuple[str, str]] = {
+    400: (
+        "Bad Request",
+        "The server could not comply with the request since it is either malformed "
+        "or otherwise incorrect.",
+    ),
+    401: (
+        "Unauthorized",
+        "This server could not verify that you are authorized to access the document "
+        "you requested.",
+    ),
+    403: ("Forbidden", "Access was denied to this resource."),
+    404: ("Not Found", "The resource could not be found."),
+    405: ("Method Not Allowed", "The method is not allowed for this resource."),
+    406: (
+        "Not Acceptable",
+        "The resource could not be generated that was acceptable to your request.",
+    ),
+    409: ("Conflict", "There was a conflict when trying to complete your request."),
+    415: ("Unsupported Media Type", "The request media type is not supported."),
+    500: (
+        "Internal Server Error",
+        "The server has either erred or is incapable of performing the requested operation.",
+    ),
+    503: ("Service Unavailable", "The server is currently unavailable."),
+}
+
+
+def status_for(exc: BaseException) -> int:
+    for klass in type(exc).__mro__:
+        status = STATUS_BY_ERROR.get(klass)
+        if status is not None:
+            return status
+    return 500
+
+
+def error_body(status: int, message: str, error_type: str) -> dict[str, Any]:
+    title, explanation = TITLES.get(status, ("Error", ""))
+    return {
+        "code": status,
+        "title": title,
+        "explanation": explanation,
+        "error": {"code": status, "message": message, "type": error_type},
+    }
+
+
+def error_response(
+    status: int, message: str, error_type: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(error_body(status, message, error_type), status_code=status, headers=headers)
+
+
+def _field_name(location: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in location if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or "body"
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    messages = []
+    for problem in exc.errors():
+        kind = problem.get("type", "")
+        if kind == "json_invalid":
+            messages.append("The request body is not valid JSON.")
+            continue
+        field = _field_name(tuple(problem.get("loc", ())))
+        messages.append(f"Invalid value for '{field}': {problem.get('msg', 'invalid')}.")
+    return "\n".join(messages) or "The request is invalid."
+
+
+async def _herd_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, errors.HerdError)
+    status = status_for(exc)
+    if status >= 500:
+        log.error("request failed: %s: %s", exc.code, exc.message)
+    headers = {"WWW-Authenticate": "Keystone uri=''"} if status == 401 else None
+    return error_response(status, exc.message, exc.code, headers)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(400, validation_message(exc), "BadRequest")
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    status = exc.status_code
+    title = TITLES.get(status, ("Error", ""))[0]
+    message = str(exc.detail) if exc.detail else title
+    if status == 404 and message == "Not Found":
+        message = "The resource could not be found."
+    return error_response(status, message, title.replace(" ", ""), dict(exc.headers or {}))
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unexpected error in %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(500, f"Unexpected error: {type(exc).__name__}", "InternalError")
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(errors.HerdError, _herd_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected_error)

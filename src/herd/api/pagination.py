@@ -1,0 +1,189 @@
+"""List parameters as Senlin has them: limit, marker, sort, filters, global_project.
+
+Paging is keyset paging on the sort keys plus ``id``; nullable sort columns
+are compared through ``COALESCE`` so SQLite and PostgreSQL order them alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, and_, false, func, or_
+from sqlalchemy.orm import InstrumentedAttribute, Session
+from starlette.datastructures import QueryParams
+
+from herd.errors import InvalidRequest
+from herd.store.lookup import Scope
+
+TRUE_WORDS = {"true", "1", "t", "y", "yes", "on"}
+FALSE_WORDS = {"false", "0", "f", "n", "no", "off"}
+
+
+def invalid_value(name: str, value: Any) -> InvalidRequest:
+    return InvalidRequest(f"Invalid value '{value}' specified for '{name}'", field=name)
+
+
+def parse_bool(name: str, value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in TRUE_WORDS:
+        return True
+    if lowered in FALSE_WORDS:
+        return False
+    raise invalid_value(name, value)
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    """What one resource's list accepts."""
+
+    model: Any
+    sort_keys: Mapping[str, InstrumentedAttribute[Any]]
+    default_sort: Sequence[str]
+    filters: Mapping[str, InstrumentedAttribute[Any]] = field(default_factory=dict)
+    bool_filters: frozenset[str] = frozenset()
+    #: accepted and handled by the router (or ignored), e.g. ``show_details``
+    extra: frozenset[str] = frozenset()
+    has_project: bool = True
+
+
+@dataclass
+class ListParams:
+    limit: int | None = None
+    marker: str | None = None
+    sort: list[tuple[str, bool]] = field(default_factory=list)  # (key, descending)
+    filters: dict[str, list[Any]] = field(default_factory=dict)
+    global_project: bool = False
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+COMMON = ("limit", "marker", "sort", "global_project")
+
+
+def parse(params: QueryParams, spec: ListSpec) -> ListParams:
+    """Validate the query string against ``spec`` with Senlin's texts."""
+    allowed = set(COMMON) | set(spec.filters) | set(spec.extra)
+    for key in params:
+        if key not in allowed:
+            raise InvalidRequest(f"Invalid parameter {key}", field=key)
+    result = ListParams()
+    if "limit" in params:
+        raw = params["limit"]
+        try:
+            limit = int(raw)
+        except ValueError:
+            raise InvalidRequest(
+                f"The value for limit must be an integer: '{raw}'.", field="limit"
+            ) from None
+        if limit < 0:
+            raise InvalidRequest("Value must be >= 0 for field 'limit'.", field="limit")
+        result.limit = limit
+    if "marker" in params:
+        result.marker = params["marker"]
+    if "sort" in params:
+        result.sort = parse_sort(params["sort"], spec)
+    if "global_project" in params:
+        result.global_project = parse_bool("global_project", params["global_project"])
+    for name in spec.filters:
+        values = [v for v in params.getlist(name) if v != ""]
+        if not values:
+            continue
+        if name in spec.bool_filters:
+            result.filters[name] = [parse_bool(name, v) for v in values]
+        else:
+            result.filters[name] = values
+    for name in spec.extra:
+        if name in params:
+            result.extra[name] = params[name]
+    return result
+
+
+def parse_sort(value: str, spec: ListSpec) -> list[tuple[str, bool]]:
+    keys: list[tuple[str, bool]] = []
+    for item in value.split(","):
+        key, _, direction = item.strip().partition(":")
+        if not key or key not in spec.sort_keys:
+            raise invalid_value("sort key", key)
+        if direction and direction not in ("asc", "desc"):
+            raise invalid_value("sort dir", direction)
+        keys.append((key, direction == "desc"))
+    return keys
+
+
+def _sortable(column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
+    """The column as it is ordered and compared: NULLs become a neutral value."""
+    python_type: type[Any] = str
+    try:
+        python_type = column.type.python_type
+    except NotImplementedError:
+        pass
+    if not column.nullable:  # type: ignore[attr-defined]
+        return column  # type: ignore[return-value]
+    default: Any = "" if python_type is str else 0
+    if python_type is bool:
+        default = False
+    return func.coalesce(column, default)
+
+
+def _python_value(row: Any, column: InstrumentedAttribute[Any]) -> Any:
+    value = getattr(row, column.key)
+    if value is None:
+        python_type: type[Any] = str
+        try:
+            python_type = column.type.python_type
+        except NotImplementedError:
+            pass
+        return "" if python_type is str else (False if python_type is bool else 0)
+    return value
+
+
+def apply(
+    session: Session,
+    query: Select[Any],
+    spec: ListSpec,
+    params: ListParams,
+    scope: Scope | None,
+) -> list[Any]:
+    """Filter, order and page ``query`` (which selects ``spec.model``)."""
+    model = spec.model
+    if scope is not None and spec.has_project:
+        query = scope.apply(query, model)
+    for name, values in params.filters.items():
+        column = spec.filters[name]
+        query = query.where(column == values[0]) if len(values) == 1 else query.where(
+            column.in_(values)
+        )
+    keys = params.sort or [(key, False) for key in spec.default_sort]
+    columns = [(spec.sort_keys[key], desc) for key, desc in keys]
+    columns.append((model.id, columns[-1][1] if columns else False))
+    if params.marker is not None:
+        marker_row = session.get(model, params.marker)
+        if marker_row is None or (
+            scope is not None and spec.has_project and not _visible(marker_row, scope)
+        ):
+            raise invalid_value("marker", params.marker)
+        query = query.where(_after(marker_row, columns))
+    query = query.order_by(
+        *[(_sortable(c).desc() if desc else _sortable(c).asc()) for c, desc in columns]
+    )
+    if params.limit is not None:
+        query = query.limit(params.limit)
+    return list(session.scalars(query).all())
+
+
+def _visible(row: Any, scope: Scope) -> bool:
+    return scope.all_projects or row.project == scope.project
+
+
+def _after(
+    marker_row: Any, columns: list[tuple[InstrumentedAttribute[Any], bool]]
+) -> ColumnElement[bool]:
+    """Rows strictly after the marker in the (mixed-direction) sort order."""
+    clauses: list[ColumnElement[bool]] = []
+    for i, (column, desc) in enumerate(columns):
+        equal = [_sortable(c) == _python_value(marker_row, c) for c, _ in columns[:i]]
+        value = _python_value(marker_row, column)
+        beyond = _sortable(column) < value if desc else _sortable(column) > value
+        clauses.append(and_(*equal, beyond))
+    return or_(*clauses) if clauses else false()

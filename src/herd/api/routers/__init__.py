@@ -1,0 +1,1 @@
+"""One router per resource; each is thin and calls into ``herd.api.services``."""

@@ -1,0 +1,79 @@
+"""``/v1/policies``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Request, Response
+from sqlalchemy import select
+
+from herd.api import pagination
+from herd.api.auth import Context
+from herd.api.deps import ServicesDep
+from herd.api.microversion import require
+from herd.api.services import profiles as service
+from herd.api.views import policy_view
+from herd.store.lookup import find
+from herd.store.models import PolicyRow
+
+router = APIRouter(prefix="/v1/policies", tags=["policies"])
+
+LIST_SPEC = pagination.ListSpec(
+    model=PolicyRow,
+    sort_keys={
+        "type": PolicyRow.type,
+        "name": PolicyRow.name,
+        "created_at": PolicyRow.created_at,
+        "updated_at": PolicyRow.updated_at,
+    },
+    default_sort=("created_at",),
+    filters={"name": PolicyRow.name, "type": PolicyRow.type},
+)
+
+
+@router.get("")
+def list_policies(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    params = pagination.parse(request.query_params, LIST_SPEC)
+    scope = ctx.list_scope(params.global_project)
+    with services.database.read() as session:
+        rows = pagination.apply(session, select(PolicyRow), LIST_SPEC, params, scope)
+        return {"policies": [policy_view(row) for row in rows]}
+
+
+@router.post("", status_code=201)
+def create_policy(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
+    with services.database.write() as session:
+        row = service.create_policy(session, services, ctx, body)
+        session.flush()
+        return {"policy": policy_view(row)}
+
+
+@router.post("/validate")
+def validate_policy(
+    services: ServicesDep, ctx: Context, body: Any = Body(None)
+) -> dict[str, Any]:
+    require(ctx.version, "1.2")
+    return {"policy": policy_view(service.validate_policy(services, ctx, body))}
+
+
+@router.get("/{policy_id}")
+def get_policy(policy_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    with services.database.read() as session:
+        return {"policy": policy_view(find(session, PolicyRow, policy_id, ctx.scope(), "policy"))}
+
+
+@router.patch("/{policy_id}")
+def update_policy(
+    policy_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+) -> dict[str, Any]:
+    with services.database.write() as session:
+        row = service.update_policy(session, services, ctx, policy_id, body)
+        session.flush()
+        return {"policy": policy_view(row)}
+
+
+@router.delete("/{policy_id}", status_code=204)
+def delete_policy(policy_id: str, services: ServicesDep, ctx: Context) -> Response:
+    with services.database.write() as session:
+        service.delete_policy(session, services, ctx, policy_id)
+    return Response(status_code=204)

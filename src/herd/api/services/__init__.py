@@ -1,0 +1,1 @@
+"""Request validation and row/action creation, one module per resource family."""

@@ -1,0 +1,208 @@
+"""Cluster create, update and delete: validate, store rows, queue the action."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session
+
+from herd.api.auth import RequestContext
+from herd.api.deps import Services
+from herd.api.errors import FeatureNotSupported
+from herd.api.microversion import APIVersion
+from herd.api.services.common import (
+    find_referenced,
+    get_bool,
+    get_int,
+    get_map,
+    get_name,
+    reject_unknown,
+    require,
+    submit,
+    unwrap,
+)
+from herd.domain.sizing import SizeBounds, check_size_params
+from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
+from herd.store.lookup import find
+from herd.store.models import ActionRow, BindingRow, ClusterRow, ProfileRow
+from herd.types import ActionName, ClusterStatus
+
+V1_6 = APIVersion(1, 6)
+V1_8 = APIVersion(1, 8)
+BUSY_STATUSES = (
+    ClusterStatus.CREATING,
+    ClusterStatus.UPDATING,
+    ClusterStatus.DELETING,
+    ClusterStatus.RECOVERING,
+)
+CREATE_FIELDS = (
+    "name",
+    "profile_id",
+    "desired_capacity",
+    "min_size",
+    "max_size",
+    "timeout",
+    "metadata",
+    "config",
+)
+UPDATE_FIELDS = ("name", "metadata", "timeout", "profile_id", "profile_only", "config")
+
+
+def create_cluster(
+    session: Session, services: Services, ctx: RequestContext, body: Any
+) -> tuple[ClusterRow, ActionRow]:
+    data = unwrap(body, "cluster")
+    reject_unknown(data, CREATE_FIELDS)
+    max_nodes = services.settings.max_nodes_per_cluster
+    name = get_name(data)
+    profile_identity = require(data, "profile_id")
+    min_size = get_int(data, "min_size", minimum=0)
+    max_size = get_int(data, "max_size", minimum=-1, maximum=max_nodes)
+    desired = get_int(data, "desired_capacity", minimum=0)
+    timeout = get_int(data, "timeout", non_negative=True)
+    metadata = get_map(data, "metadata") or {}
+    config = get_map(data, "config") or {}
+    if desired is None:
+        desired = min_size if min_size is not None else 0
+    error = check_size_params(
+        SizeBounds(0, -1, 0),
+        desired,
+        0 if min_size is None else min_size,
+        -1 if max_size is None else max_size,
+        True,
+        max_nodes,
+    )
+    if error:
+        raise InvalidRequest(error)
+    profile = find_referenced(session, ProfileRow, profile_identity, ctx.scope(), "profile")
+    now = services.now()
+    cluster = ClusterRow(
+        id=str(uuid.uuid4()),
+        name=name,
+        profile_id=profile.id,
+        init_at=now,
+        created_at=None,
+        updated_at=None,
+        min_size=0 if min_size is None else min_size,
+        max_size=-1 if max_size is None else max_size,
+        desired_capacity=desired,
+        next_index=1,
+        timeout=services.settings.default_action_timeout if timeout is None else timeout,
+        status=ClusterStatus.INIT.value,
+        status_reason="Initializing",
+        meta_data=metadata,
+        data={},
+        config=config,
+        dependents={},
+        user=ctx.user,
+        project=ctx.project,
+        domain="",
+    )
+    session.add(cluster)
+    action = submit(
+        session,
+        services,
+        ctx,
+        ActionName.CLUSTER_CREATE,
+        target=cluster.id,
+        cluster_id=cluster.id,
+        project=cluster.project,
+        timeout=cluster.timeout,
+        check=False,
+    )
+    return cluster, action
+
+
+def update_cluster(
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+) -> tuple[ClusterRow, ActionRow]:
+    data = unwrap(body, "cluster")
+    if ctx.version < V1_6:
+        data.pop("profile_only", None)
+    reject_unknown(data, UPDATE_FIELDS)
+    cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
+    if cluster.status == ClusterStatus.ERROR.value:
+        raise FeatureNotSupported("Updating a cluster in error state is not supported.")
+    inputs: dict[str, Any] = {}
+    if data.get("name") is not None:
+        name = get_name(data)
+        if name != cluster.name:
+            inputs["name"] = name
+    metadata = get_map(data, "metadata")
+    if metadata is not None and metadata != (cluster.meta_data or {}):
+        inputs["metadata"] = metadata
+    timeout = get_int(data, "timeout", non_negative=True)
+    if timeout is not None and timeout != cluster.timeout:
+        inputs["timeout"] = timeout
+    config = get_map(data, "config")
+    if config is not None and config != (cluster.config or {}):
+        inputs["config"] = config
+    if data.get("profile_id") is not None:
+        profile = find_referenced(session, ProfileRow, data["profile_id"], ctx.scope(), "profile")
+        if profile.id != cluster.profile_id:
+            current = session.get(ProfileRow, cluster.profile_id)
+            if current is not None and current.type != profile.type:
+                raise InvalidRequest(
+                    "Cannot update a cluster to a different profile type, operation aborted.",
+                    field="profile_id",
+                )
+            inputs["profile_id"] = profile.id
+            profile_only = get_bool(data, "profile_only")
+            if profile_only is not None:
+                inputs["profile_only"] = profile_only
+    if not inputs:
+        raise InvalidRequest("No property needs an update.")
+    action = submit(
+        session,
+        services,
+        ctx,
+        ActionName.CLUSTER_UPDATE,
+        target=cluster.id,
+        cluster_id=cluster.id,
+        project=cluster.project,
+        inputs=inputs,
+        timeout=cluster.timeout,
+    )
+    return cluster, action
+
+
+def parse_force(body: Any, version: APIVersion) -> bool:
+    """``{"force": true}`` on DELETE, from 1.8 (ignored before, as Senlin)."""
+    if version < V1_8 or body is None:
+        return False
+    if not isinstance(body, dict):
+        raise InvalidRequest("The data provided is not a map", field="force")
+    reject_unknown(body, ("force",))
+    return bool(get_bool(body, "force"))
+
+
+def delete_cluster(
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+) -> ActionRow:
+    force = parse_force(body, ctx.version)
+    cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
+    if not force and cluster.status in BUSY_STATUSES:
+        raise ActionInProgress(f"The cluster '{cluster.id}' is in status {cluster.status}.")
+    if session.scalar(select(exists().where(BindingRow.cluster_id == cluster.id))):
+        raise ResourceInUse(
+            f"The cluster '{cluster.id}' cannot be deleted: there is still policy(s) "
+            "attached to it."
+        )
+    if cluster.dependents:
+        raise ResourceInUse(
+            f"The cluster '{cluster.id}' cannot be deleted: still depended by other "
+            "clusters and/or nodes."
+        )
+    return submit(
+        session,
+        services,
+        ctx,
+        ActionName.CLUSTER_DELETE,
+        target=cluster.id,
+        cluster_id=cluster.id,
+        project=cluster.project,
+        inputs={"force": force},
+        timeout=cluster.timeout,
+    )

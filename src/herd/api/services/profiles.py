@@ -1,0 +1,233 @@
+"""Profiles and policies: synchronous create, update and delete with an event."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session
+
+from herd.api.auth import RequestContext
+from herd.api.deps import Services
+from herd.api.services.common import get_map, get_name, get_str, reject_unknown, unwrap
+from herd.errors import InvalidSpec, NotFound, ResourceInUse
+from herd.store.events import record
+from herd.store.lookup import find
+from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
+
+
+def _spec_map(data: Mapping[str, Any]) -> dict[str, Any]:
+    spec = data.get("spec")
+    if spec is None:
+        raise InvalidSpec("'spec' is a required property", field="spec")
+    if isinstance(spec, str | bytes):
+        try:
+            spec = yaml.safe_load(spec)
+        except yaml.YAMLError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+            raise InvalidSpec(f"Failed parsing the spec: {first}", field="spec") from None
+    if not isinstance(spec, Mapping):
+        raise InvalidSpec("The provided spec is not a map.", field="spec")
+    return dict(spec)
+
+
+def parse_profile_spec(services: Services, data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Validate a profile spec through the driver registry; return (type, spec)."""
+    spec = _spec_map(data)
+    if spec.get("type") is None:
+        raise InvalidSpec("The 'type' key is missing from the provided spec map.", field="type")
+    if spec.get("version") is None:
+        raise InvalidSpec(
+            "The 'version' key is missing from the provided spec map.", field="version"
+        )
+    reject_unknown(spec, ("type", "version", "properties", "description"))
+    properties = spec.get("properties", {})
+    if not isinstance(properties, Mapping):
+        raise InvalidSpec(f"'{properties}' is not a Map", field="properties")
+    type_name = services.drivers.full_name(str(spec["type"]), spec["version"])
+    services.drivers.validate(str(spec["type"]), spec["version"], properties)
+    return type_name, spec
+
+
+def _event(
+    session: Session, services: Services, ctx: RequestContext, kind: str, row: Any, what: str
+) -> None:
+    record(
+        session,
+        otype=kind.upper(),
+        oid=row.id,
+        oname=row.name,
+        project=row.project,
+        user=ctx.user,
+        action=what,
+        status="SUCCEEDED",
+        reason=f"{kind.capitalize()} {what.split('_')[-1].lower()}d.",
+        now=services.now(),
+    )
+
+
+def create_profile(
+    session: Session, services: Services, ctx: RequestContext, body: Any
+) -> ProfileRow:
+    data = unwrap(body, "profile")
+    reject_unknown(data, ("name", "spec", "metadata"))
+    name = get_name(data)
+    metadata = get_map(data, "metadata") or {}
+    type_name, spec = parse_profile_spec(services, data)
+    now = services.now()
+    row = ProfileRow(
+        id=str(uuid.uuid4()),
+        name=name,
+        type=type_name,
+        spec=spec,
+        meta_data=metadata,
+        user=ctx.user,
+        project=ctx.project,
+        domain="",
+        created_at=now,
+        updated_at=None,
+    )
+    session.add(row)
+    _event(session, services, ctx, "profile", row, "PROFILE_CREATE")
+    return row
+
+
+def validate_profile(services: Services, ctx: RequestContext, body: Any) -> ProfileRow:
+    data = unwrap(body, "profile")
+    reject_unknown(data, ("spec",))
+    type_name, spec = parse_profile_spec(services, data)
+    return ProfileRow(
+        id=None,
+        name="validated_profile",
+        type=type_name,
+        spec=spec,
+        meta_data={},
+        user=ctx.user,
+        project=ctx.project,
+        domain="",
+        created_at=services.now(),
+        updated_at=None,
+    )
+
+
+def update_profile(
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+) -> ProfileRow:
+    data = unwrap(body, "profile")
+    reject_unknown(data, ("name", "metadata"))
+    row = find(session, ProfileRow, identity, ctx.scope(), "profile")
+    name = get_str(data, "name")
+    metadata = get_map(data, "metadata")
+    if name is not None:
+        row.name = get_name(data)
+    if metadata is not None:
+        row.meta_data = metadata
+    if name is not None or metadata is not None:
+        row.updated_at = services.now()
+        _event(session, services, ctx, "profile", row, "PROFILE_UPDATE")
+    return row
+
+
+def delete_profile(session: Session, services: Services, ctx: RequestContext, identity: str) -> None:
+    row = find(session, ProfileRow, identity, ctx.scope(), "profile")
+    used = session.scalar(
+        select(
+            exists().where(ClusterRow.profile_id == row.id)
+            | exists().where(NodeRow.profile_id == row.id)
+        )
+    )
+    if used:
+        raise ResourceInUse(
+            f"The profile '{row.id}' cannot be deleted: still referenced by some clusters "
+            "and/or nodes."
+        )
+    _event(session, services, ctx, "profile", row, "PROFILE_DELETE")
+    session.delete(row)
+
+
+def parse_policy_spec(services: Services, data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    spec = data.get("spec")
+    if spec is None:
+        raise InvalidSpec("'spec' is a required property", field="spec")
+    type_name, _policy = services.policies.create(spec)
+    return type_name, _spec_map(data)
+
+
+def create_policy(session: Session, services: Services, ctx: RequestContext, body: Any) -> PolicyRow:
+    data = unwrap(body, "policy")
+    reject_unknown(data, ("name", "spec"))
+    name = get_name(data)
+    type_name, spec = parse_policy_spec(services, data)
+    now = services.now()
+    row = PolicyRow(
+        id=str(uuid.uuid4()),
+        name=name,
+        type=type_name,
+        spec=spec,
+        data={},
+        user=ctx.user,
+        project=ctx.project,
+        domain="",
+        created_at=now,
+        updated_at=None,
+    )
+    session.add(row)
+    _event(session, services, ctx, "policy", row, "POLICY_CREATE")
+    return row
+
+
+def validate_policy(services: Services, ctx: RequestContext, body: Any) -> PolicyRow:
+    data = unwrap(body, "policy")
+    reject_unknown(data, ("spec",))
+    type_name, spec = parse_policy_spec(services, data)
+    return PolicyRow(
+        id=None,
+        name="validated_policy",
+        type=type_name,
+        spec=spec,
+        data={},
+        user=ctx.user,
+        project=ctx.project,
+        domain="",
+        created_at=services.now(),
+        updated_at=None,
+    )
+
+
+def update_policy(
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+) -> PolicyRow:
+    data = unwrap(body, "policy")
+    reject_unknown(data, ("name",))
+    row = find(session, PolicyRow, identity, ctx.scope(), "policy")
+    if data.get("name") is not None:
+        row.name = get_name(data)
+        row.updated_at = services.now()
+        _event(session, services, ctx, "policy", row, "POLICY_UPDATE")
+    return row
+
+
+def delete_policy(session: Session, services: Services, ctx: RequestContext, identity: str) -> None:
+    row = find(session, PolicyRow, identity, ctx.scope(), "policy")
+    if session.scalar(select(exists().where(BindingRow.policy_id == row.id))):
+        raise ResourceInUse(
+            f"The policy '{row.id}' cannot be deleted: still attached to some clusters."
+        )
+    _event(session, services, ctx, "policy", row, "POLICY_DELETE")
+    session.delete(row)
+
+
+def policy_type_detail(services: Services, name: str) -> dict[str, Any]:
+    for entry in services.policies.types():
+        if entry.get("name") == name:
+            try:
+                cls = services.policies.resolve_full(name)
+            except InvalidSpec:
+                cls = None
+            schema = getattr(cls, "schema_description", None)
+            described = schema() if callable(schema) else {}
+            return {**entry, "schema": described}
+    raise NotFound("policy_type", name)

@@ -1,0 +1,287 @@
+"""Rows to Senlin's JSON shapes.
+
+The ``*_view`` functions are pure; the ``render_*`` helpers load what a batch
+of rows refers to (member ids, profile names, dependencies) in a few queries.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from herd.api.microversion import APIVersion
+from herd.store.models import (
+    ActionRow,
+    BindingRow,
+    ClusterRow,
+    DependencyRow,
+    EventRow,
+    NodeRow,
+    PolicyRow,
+    ProfileRow,
+)
+
+V1_13 = APIVersion(1, 13)
+V1_14 = APIVersion(1, 14)
+
+
+def isotime(value: float | None) -> str | None:
+    """Senlin's ``utils.isotime``: UTC, seconds precision, ``Z`` suffix."""
+    if value is None:
+        return None
+    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def profile_view(row: ProfileRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "name": row.name,
+        "type": row.type,
+        "user": row.user,
+        "project": row.project,
+        "domain": row.domain,
+        "spec": row.spec,
+        "metadata": row.meta_data or {},
+        "created_at": isotime(row.created_at),
+        "updated_at": isotime(row.updated_at),
+    }
+
+
+def policy_view(row: PolicyRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "name": row.name,
+        "type": row.type,
+        "user": row.user,
+        "project": row.project,
+        "domain": row.domain,
+        "spec": row.spec,
+        "data": row.data or {},
+        "created_at": isotime(row.created_at),
+        "updated_at": isotime(row.updated_at),
+    }
+
+
+def cluster_view(
+    row: ClusterRow, node_ids: list[str], policy_ids: list[str], profile_name: str | None
+) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "name": row.name,
+        "profile_id": row.profile_id,
+        "profile_name": profile_name,
+        "user": row.user,
+        "project": row.project,
+        "domain": row.domain,
+        "init_at": isotime(row.init_at),
+        "created_at": isotime(row.created_at),
+        "updated_at": isotime(row.updated_at),
+        "min_size": row.min_size,
+        "max_size": row.max_size,
+        "desired_capacity": row.desired_capacity,
+        "timeout": row.timeout,
+        "status": row.status,
+        "status_reason": row.status_reason,
+        "metadata": row.meta_data or {},
+        "data": row.data or {},
+        "config": row.config or {},
+        "dependents": row.dependents or {},
+        "nodes": node_ids,
+        "policies": policy_ids,
+    }
+
+
+def node_view(
+    row: NodeRow, profile_name: str | None, version: APIVersion, details: bool = False
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": row.id,
+        "name": row.name,
+        "cluster_id": row.cluster_id or "",
+        "physical_id": row.physical_id,
+        "profile_id": row.profile_id,
+        "profile_name": profile_name,
+        "user": row.user,
+        "project": row.project,
+        "domain": row.domain,
+        "index": row.index,
+        "role": row.role,
+        "init_at": isotime(row.init_at),
+        "created_at": isotime(row.created_at),
+        "updated_at": isotime(row.updated_at),
+        "status": row.status,
+        "status_reason": row.status_reason,
+        "metadata": row.meta_data or {},
+        "data": row.data or {},
+        "dependents": row.dependents or {},
+        "health": row.health,
+        "health_reason": row.health_reason,
+        "health_marked_by": row.health_marked_by,
+        "health_marked_at": isotime(row.health_marked_at),
+    }
+    if version >= V1_13:
+        body["tainted"] = row.tainted
+    if details:
+        body["details"] = dict(row.data or {})
+    return body
+
+
+def binding_view(
+    row: BindingRow, cluster_name: str, policy_name: str, policy_type: str
+) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "cluster_id": row.cluster_id,
+        "cluster_name": cluster_name,
+        "policy_id": row.policy_id,
+        "policy_name": policy_name,
+        "policy_type": policy_type,
+        "enabled": row.enabled,
+        "priority": row.priority,
+        "data": row.data or {},
+        "last_op": isotime(row.last_op),
+    }
+
+
+def action_view(
+    row: ActionRow, depends_on: list[str], depended_by: list[str], version: APIVersion
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": row.id,
+        "name": row.name,
+        "action": row.action,
+        "target": row.target,
+        "cause": row.cause,
+        "owner": row.owner,
+        "interval": row.interval,
+        "start_time": row.start_time,
+        "end_time": row.end_time,
+        "timeout": row.timeout,
+        "status": row.status,
+        "status_reason": row.status_reason,
+        "inputs": row.inputs or {},
+        "outputs": row.outputs or {},
+        "depends_on": depends_on,
+        "depended_by": depended_by,
+        "created_at": isotime(row.created_at),
+        "updated_at": isotime(row.updated_at),
+        "data": row.data or {},
+        "user": row.user,
+        "project": row.project,
+    }
+    if version >= V1_14:
+        body["cluster_id"] = row.cluster_id or ""
+    return body
+
+
+def event_view(row: EventRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "timestamp": isotime(row.timestamp),
+        "oid": row.oid,
+        "oname": row.oname,
+        "otype": row.otype,
+        "cluster_id": row.cluster_id or "",
+        "level": row.level,
+        "user": row.user,
+        "project": row.project,
+        "action": row.action,
+        "status": row.status,
+        "status_reason": row.status_reason,
+        "meta_data": row.meta_data or {},
+    }
+
+
+def _profile_names(session: Session, ids: set[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    rows = session.execute(select(ProfileRow.id, ProfileRow.name).where(ProfileRow.id.in_(ids)))
+    return {pid: name for pid, name in rows}
+
+
+def render_clusters(session: Session, rows: Sequence[ClusterRow]) -> list[dict[str, Any]]:
+    ids = [row.id for row in rows]
+    members: dict[str, list[str]] = defaultdict(list)
+    policies: dict[str, list[str]] = defaultdict(list)
+    if ids:
+        for node_id, cluster_id in session.execute(
+            select(NodeRow.id, NodeRow.cluster_id)
+            .where(NodeRow.cluster_id.in_(ids))
+            .order_by(NodeRow.index, NodeRow.id)
+        ):
+            members[str(cluster_id)].append(node_id)
+        for policy_id, cluster_id in session.execute(
+            select(BindingRow.policy_id, BindingRow.cluster_id)
+            .where(BindingRow.cluster_id.in_(ids))
+            .order_by(BindingRow.priority, BindingRow.id)
+        ):
+            policies[cluster_id].append(policy_id)
+    names = _profile_names(session, {row.profile_id for row in rows})
+    return [
+        cluster_view(row, members[row.id], policies[row.id], names.get(row.profile_id))
+        for row in rows
+    ]
+
+
+def render_cluster(session: Session, row: ClusterRow) -> dict[str, Any]:
+    return render_clusters(session, [row])[0]
+
+
+def render_nodes(
+    session: Session, rows: Sequence[NodeRow], version: APIVersion, details: bool = False
+) -> list[dict[str, Any]]:
+    names = _profile_names(session, {row.profile_id for row in rows})
+    return [node_view(row, names.get(row.profile_id), version, details) for row in rows]
+
+
+def render_actions(
+    session: Session, rows: Sequence[ActionRow], version: APIVersion
+) -> list[dict[str, Any]]:
+    ids = [row.id for row in rows]
+    on: dict[str, list[str]] = defaultdict(list)
+    by: dict[str, list[str]] = defaultdict(list)
+    if ids:
+        for depended, dependent in session.execute(
+            select(DependencyRow.depended, DependencyRow.dependent).where(
+                DependencyRow.dependent.in_(ids) | DependencyRow.depended.in_(ids)
+            )
+        ):
+            on[dependent].append(depended)
+            by[depended].append(dependent)
+    return [action_view(row, on[row.id], by[row.id], version) for row in rows]
+
+
+def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[dict[str, Any]]:
+    cluster_ids = {row.cluster_id for row in rows}
+    policy_ids = {row.policy_id for row in rows}
+    clusters: dict[str, str] = {}
+    policies: dict[str, tuple[str, str]] = {}
+    if cluster_ids:
+        clusters = {
+            cid: name
+            for cid, name in session.execute(
+                select(ClusterRow.id, ClusterRow.name).where(ClusterRow.id.in_(cluster_ids))
+            )
+        }
+    if policy_ids:
+        policies = {
+            pid: (name, ptype)
+            for pid, name, ptype in session.execute(
+                select(PolicyRow.id, PolicyRow.name, PolicyRow.type).where(
+                    PolicyRow.id.in_(policy_ids)
+                )
+            )
+        }
+    return [
+        binding_view(
+            row,
+            clusters.get(row.cluster_id, ""),
+            *policies.get(row.policy_id, ("", "")),
+        )
+        for row in rows
+    ]

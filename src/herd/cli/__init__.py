@@ -1,0 +1,1 @@
+"""The ``herd`` command line: server commands and an HTTP client for the API."""

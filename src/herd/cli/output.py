@@ -1,0 +1,109 @@
+"""Rendering: rich tables by default, raw JSON with ``--json``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+Getter = Callable[[Mapping[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: its header, and the field (or a function) it shows."""
+
+    header: str
+    key: str | Getter
+    is_id: bool = False
+
+    def value(self, row: Mapping[str, Any]) -> Any:
+        if callable(self.key):
+            return self.key(row)
+        return row.get(self.key)
+
+
+def id_column(header: str = "id", key: str = "id") -> Column:
+    return Column(header, key, is_id=True)
+
+
+def _console(stream: TextIO) -> Console:
+    width: int | None = None
+    if not stream.isatty() and "COLUMNS" not in os.environ:
+        width = 200  # pipes and captured output: do not wrap at 80
+    return Console(file=stream, width=width, soft_wrap=False, highlight=False)
+
+
+def stdout() -> Console:
+    return _console(sys.stdout)
+
+
+def stderr() -> Console:
+    return _console(sys.stderr)
+
+
+def format_value(value: Any, *, short_id: bool = False) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True, default=str)
+    text = str(value)
+    if short_id and len(text) == 36 and text.count("-") == 4:
+        return text[:8]
+    return text
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def print_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[Column],
+    *,
+    full_id: bool = False,
+    title: str | None = None,
+) -> None:
+    table = Table(title=title, show_lines=False, header_style="bold")
+    for column in columns:
+        table.add_column(column.header, overflow="fold")
+    for row in rows:
+        table.add_row(
+            *(
+                escape(format_value(column.value(row), short_id=column.is_id and not full_id))
+                for column in columns
+            )
+        )
+    stdout().print(table)
+
+
+def print_record(record: Mapping[str, Any], *, title: str | None = None) -> None:
+    """One resource as a two-column Field/Value table, fields sorted."""
+    table = Table(title=title, header_style="bold")
+    table.add_column("Field", style="bold", no_wrap=True)
+    table.add_column("Value", overflow="fold")
+    for key in sorted(record):
+        value = record[key]
+        if isinstance(value, dict | list):
+            text = json.dumps(value, indent=2, sort_keys=True, default=str)
+        else:
+            text = format_value(value)
+        table.add_row(escape(key), escape(text))
+    stdout().print(table)
+
+
+def print_message(message: str) -> None:
+    stdout().print(escape(message))
+
+
+def print_error(message: str) -> None:
+    stderr().print(f"[bold red]ERROR:[/] {escape(message)}")

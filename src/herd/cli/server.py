@@ -1,0 +1,105 @@
+"""Server-side commands: ``herd serve``, ``herd engine``, ``herd agent``, ``herd iallocator``.
+
+Their targets are imported inside each command, so the client commands work
+(and start fast) whatever state the server modules are in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from herd.cli.common import get_state
+
+DataDirOption = Annotated[
+    Path | None, typer.Option("--data-dir", help="Where the SQLite file and node state live.")
+]
+DbUrlOption = Annotated[
+    str | None, typer.Option("--db-url", help="SQLAlchemy URL, e.g. postgresql://... .")
+]
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="Address to listen on.")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
+    data_dir: DataDirOption = None,
+    db_url: DbUrlOption = None,
+    auth: Annotated[
+        Literal["none", "token"] | None,
+        typer.Option(help="none (loopback only) or token (X-Auth-Token)."),
+    ] = None,
+    no_engine: Annotated[
+        bool, typer.Option("--no-engine", help="Serve the API only; engines run apart.")
+    ] = False,
+) -> None:
+    """Run the API (and, unless --no-engine, the engine) in this process."""
+    from herd.api.server import serve as run_server  # type: ignore[import-not-found, unused-ignore]
+    from herd.config import load_settings
+
+    settings = load_settings(
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        db_url=db_url,
+        auth=auth,
+        run_engine=False if no_engine else None,
+    )
+    run_server(settings)
+
+
+def engine(data_dir: DataDirOption = None, db_url: DbUrlOption = None) -> None:
+    """Run an engine only (several can share one PostgreSQL database)."""
+    from herd.config import load_settings
+    from herd.engine.service import run_forever  # type: ignore[import-not-found, unused-ignore]
+
+    run_forever(load_settings(data_dir=data_dir, db_url=db_url))
+
+
+def agent(
+    ctx: typer.Context,
+    region: Annotated[str, typer.Option(help="The region this agent reconciles.")],
+    url: Annotated[str | None, typer.Option(help="Central API URL (default: --url).")] = None,
+    token: Annotated[str | None, typer.Option(help="Agent credential (default: --token).")] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Run the regional agent for one region."""
+    from herd.agent.reconciler import run_forever  # type: ignore[import-not-found, unused-ignore]
+    from herd.config import load_settings
+
+    state = get_state(ctx)
+    run_forever(load_settings(data_dir=data_dir), region, url or state.url, token or state.token)
+
+
+def iallocator(ctx: typer.Context) -> None:
+    """Ganeti-style iallocator (hail options); see 'herd iallocator --help'."""
+    raise typer.Exit(run_iallocator(list(ctx.args)))
+
+
+def run_iallocator(argv: list[str]) -> int:
+    """Hand the raw arguments to the iallocator, which parses its own options."""
+    from herd.cli.iallocator import (  # type: ignore[import-not-found, unused-ignore]
+        run_iallocator as run,
+    )
+
+    code: int = run(argv)
+    return code
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("engine")(engine)
+    app.command("agent")(agent)
+    app.command(
+        "iallocator",
+        context_settings={
+            "allow_extra_args": True,
+            "ignore_unknown_options": True,
+            "help_option_names": [],
+        },
+        add_help_option=False,
+    )(iallocator)
+
+
+__all__ = ["register", "run_iallocator"]

@@ -1,0 +1,109 @@
+"""``herd token``: API credentials, written straight into the database."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+import typer
+
+from herd.cli.common import CommandFailed, get_state
+from herd.cli.output import Column, id_column, print_json, print_message, print_table
+from herd.cli.server import DataDirOption, DbUrlOption
+
+app = typer.Typer(
+    help="API tokens (run on the server, against its database).", no_args_is_help=True
+)
+
+TOKEN_FIELDS = ("id", "name", "project", "role", "created_at", "expires_at")
+TOKEN_COLUMNS = [
+    id_column(),
+    Column("name", "name"),
+    Column("project", "project"),
+    Column("role", "role"),
+    Column("created_at", "created_at"),
+    Column("expires_at", "expires_at"),
+]
+
+
+def _database(data_dir: Any, db_url: str | None) -> Any:
+    from herd.config import load_settings
+    from herd.store.database import Database
+
+    database = Database(load_settings(data_dir=data_dir, db_url=db_url).database_url())
+    database.migrate()
+    return database
+
+
+def _as_dict(row: Any) -> dict[str, Any]:
+    return {name: getattr(row, name, None) for name in TOKEN_FIELDS}
+
+
+@app.command("create")
+def create(
+    ctx: typer.Context,
+    project: Annotated[str, typer.Option(help="The project the token acts in.")],
+    role: Annotated[Literal["admin", "member", "agent"], typer.Option(help="What it may do.")],
+    name: Annotated[str | None, typer.Option(help="A label for listings.")] = None,
+    data_dir: DataDirOption = None,
+    db_url: DbUrlOption = None,
+) -> None:
+    """Create a token and print its secret (shown only this once)."""
+    from herd.store.tokens import create_token  # type: ignore[import-not-found, unused-ignore]
+
+    state = get_state(ctx)
+    database = _database(data_dir, db_url)
+    try:
+        with database.write() as session:
+            row, secret = create_token(session, project, role, name or "", time.time())
+            record = _as_dict(row)
+    finally:
+        database.dispose()
+    if state.json:
+        print_json({"token": {**record, "secret": secret}})
+    else:
+        print_table([record], TOKEN_COLUMNS, full_id=True)
+        print_message(f"Secret (shown once, send it as X-Auth-Token): {secret}")
+
+
+@app.command("list")
+def list_(ctx: typer.Context, data_dir: DataDirOption = None, db_url: DbUrlOption = None) -> None:
+    """List tokens (never their secrets)."""
+    from herd.store.tokens import list_tokens  # type: ignore[import-not-found, unused-ignore]
+
+    state = get_state(ctx)
+    database = _database(data_dir, db_url)
+    try:
+        with database.read() as session:
+            rows = [_as_dict(row) for row in list_tokens(session)]
+    finally:
+        database.dispose()
+    if state.json:
+        print_json({"tokens": rows})
+    else:
+        print_table(rows, TOKEN_COLUMNS, full_id=True)
+
+
+@app.command("revoke")
+def revoke(
+    ctx: typer.Context,
+    token_id: str,
+    data_dir: DataDirOption = None,
+    db_url: DbUrlOption = None,
+) -> None:
+    """Revoke a token by id."""
+    from herd.store.tokens import revoke as revoke_token  # type: ignore[import-not-found, unused-ignore]
+
+    state = get_state(ctx)
+    database = _database(data_dir, db_url)
+    try:
+        with database.write() as session:
+            result = revoke_token(session, token_id)
+    finally:
+        database.dispose()
+    if result is False:
+        raise CommandFailed(f"no token with id {token_id}")
+    if state.json:
+        print_json({"revoked": token_id})
+    else:
+        print_message(f"Token {token_id} revoked.")

@@ -1,0 +1,548 @@
+"""The ``process`` driver: every node is a local OS process in its own process group.
+
+A node's process is identified by ``"<pid>:<start_time>"`` (the start time in
+clock ticks from ``/proc/<pid>/stat``), never by the pid alone: a pid whose
+start time differs is somebody else's process and is never signalled. Each
+spawn leaves a JSON state file under ``<data_dir>/nodes`` and tags the process
+environment with ``HERD_OWNER``, so that a restarted engine can find its
+processes again with :meth:`ProcessDriver.discover`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
+from herd.errors import DriverError, InvalidSpec
+
+_PLACEHOLDER = re.compile(r"\{(name|index|node_id|cluster_id|port)\}")
+_POLL_INTERVAL = 0.05
+_CHECK_TIMEOUT = 2.0
+_KILL_WAIT = 5.0
+_EXITED = "exited"  # sentinel reason, compared by identity
+
+_DEFAULTS: dict[str, Any] = {
+    "args": [],
+    "env": {},
+    "cwd": None,
+    "health_url": None,
+    "stop_signal": "SIGTERM",
+    "stop_timeout": 10.0,
+    "start_timeout": 10.0,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ProcInfo:
+    """What ``/proc/<pid>/stat`` says about a process."""
+
+    pid: int
+    pgid: int
+    start_time: int
+    zombie: bool
+
+
+def read_proc(pid: int) -> ProcInfo | None:
+    """Read a process's group, start time and zombie state; None when it does not exist."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
+    fields = raw[raw.rindex(b")") + 2 :].split()
+    return ProcInfo(pid, int(fields[2]), int(fields[19]), fields[0] in (b"Z", b"X"))
+
+
+def _herd_environ(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if item.startswith(b"HERD_"))
+    return {key.decode(): value.decode(errors="replace") for key, value in pairs}
+
+
+def _all_pids() -> Iterator[int]:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            yield int(entry)
+
+
+def _expand(template: str, values: Mapping[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _describe_error(exc: BaseException) -> str:
+    if isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, BaseException):
+        exc = exc.reason
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return "timed out"
+    if isinstance(exc, ConnectionResetError):
+        return "connection reset"
+    return str(exc) or type(exc).__name__
+
+
+def probe_health(url: str, timeout: float) -> str | None:
+    """GET ``url``; None when it answers 2xx, else the reason it failed."""
+    # Proxies from the environment must not intercept loopback health checks.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=timeout) as response:
+            status = int(response.status)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        return f"HTTP {exc.code}"
+    except (OSError, ValueError) as exc:
+        return _describe_error(exc)
+    return None if 200 <= status < 300 else f"HTTP {status}"
+
+
+def _log_tail(path: Path, limit: int = 2000) -> str:
+    try:
+        with path.open("rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - limit))
+            return log.read().decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _fail(key: str, reason: str) -> InvalidSpec:
+    return InvalidSpec(f"properties.{key}: {reason}", field=f"properties.{key}")
+
+
+def _seconds(key: str, value: Any) -> float:
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 86400:
+        raise _fail(key, f"'{value}' is not a number of seconds between 0 and 86400")
+    return float(value)
+
+
+def _scalar_text(key: str, value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _fail(key, f"'{value}' is not a string")
+    return str(value)
+
+
+def _signal_name(value: Any) -> str:
+    name = str(value).upper() if isinstance(value, str) else ""
+    name = name if name.startswith("SIG") else f"SIG{name}"
+    if name not in signal.Signals.__members__ or name in ("SIGCHLD", "SIGCONT"):
+        raise _fail("stop_signal", f"'{value}' is not a signal name such as SIGTERM or SIGINT")
+    return name
+
+
+class ProcessDriver(Driver):
+    """Runs each node as a local process; see ``docs/drivers.md``."""
+
+    profile_type = "herd.process"
+    versions = ("1.0",)
+    support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
+        "1.0": [{"status": "SUPPORTED", "since": "2025.01"}]
+    }
+    properties_schema: ClassVar[dict[str, dict[str, Any]]] = {
+        "command": {"type": "String", "required": True, "description": "Executable to run."},
+        "args": {"type": "List", "default": [], "description": "Arguments (placeholders)."},
+        "env": {"type": "Map", "default": {}, "description": "Extra environment (placeholders)."},
+        "cwd": {"type": "String", "description": "Working directory of the process."},
+        "health_url": {"type": "String", "description": "http URL that must answer 2xx."},
+        "stop_signal": {"type": "String", "default": "SIGTERM", "description": "Stop signal."},
+        "stop_timeout": {"type": "Number", "default": 10, "description": "Seconds before kill."},
+        "start_timeout": {"type": "Number", "default": 10, "description": "Seconds to healthy."},
+    }
+
+    def __init__(self, data_dir: Path, owner: str = "herd", *, spawn_grace: float = 0.2) -> None:
+        """Create a driver keeping logs and state files under ``data_dir/nodes``.
+
+        Args:
+            data_dir: herd's data directory.
+            owner: name mixed into the ``HERD_OWNER`` marker of spawned processes.
+            spawn_grace: seconds a process without health URL must survive to count as started.
+        """
+        self.nodes_dir = Path(data_dir) / "nodes"
+        self.owner_marker = f"{owner}@{Path(data_dir).resolve()}"
+        self.spawn_grace = spawn_grace
+        self._children: dict[int, subprocess.Popen[bytes]] = {}
+        self._recent_ports: deque[int] = deque(maxlen=512)
+        self._lock = threading.Lock()
+
+    # -- validation -------------------------------------------------------------------------
+
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the properties with defaults filled in, or raise InvalidSpec naming the key."""
+        if not isinstance(properties, Mapping):
+            raise InvalidSpec(f"'{properties}' is not a Map", field="properties")
+        for key in properties:
+            if key not in cls.properties_schema:
+                raise _fail(str(key), f"Unrecognizable spec item '{key}'")
+        given = {**_DEFAULTS, **{k: v for k, v in properties.items() if v is not None}}
+        command = given.get("command")
+        if command is None:
+            raise _fail("command", "Required spec item 'command' not provided")
+        if not isinstance(command, str) or not command.strip():
+            raise _fail("command", f"'{command}' is not a non-empty string")
+        if not isinstance(given["args"], list):
+            raise _fail("args", f"'{given['args']}' is not a List")
+        args = [_scalar_text(f"args[{i}]", arg) for i, arg in enumerate(given["args"])]
+        if not isinstance(given["env"], Mapping):
+            raise _fail("env", f"'{given['env']}' is not a Map")
+        env: dict[str, str] = {}
+        for key, value in given["env"].items():
+            if not isinstance(key, str) or not key or "=" in key or "\0" in key:
+                raise _fail("env", f"'{key}' is not a valid environment variable name")
+            env[key] = _scalar_text(f"env.{key}", value)
+        cwd = given["cwd"]
+        if cwd is not None and (not isinstance(cwd, str) or not cwd):
+            raise _fail("cwd", f"'{cwd}' is not a non-empty string")
+        url = given["health_url"]
+        if url is not None and (
+            not isinstance(url, str) or not re.match(r"^https?://[^/\s]+(/\S*)?$", url)
+        ):
+            raise _fail("health_url", f"'{url}' is not an http or https URL")
+        return {
+            "command": command,
+            "args": args,
+            "env": env,
+            "cwd": cwd,
+            "health_url": url,
+            "stop_signal": _signal_name(given["stop_signal"]),
+            "stop_timeout": _seconds("stop_timeout", given["stop_timeout"]),
+            "start_timeout": _seconds("start_timeout", given["start_timeout"]),
+        }
+
+    # -- create -----------------------------------------------------------------------------
+
+    def create(self, request: NodeRequest) -> CreatedResource:
+        """Spawn the node's process and wait until it is started (and healthy, with a URL)."""
+        props = self.validate_properties(request.properties)
+        port = self._free_port()
+        values = {
+            "name": request.name,
+            "index": str(request.index),
+            "node_id": request.node_id,
+            "cluster_id": request.cluster_id or "",
+            "port": str(port),
+        }
+        env = dict(os.environ)
+        env.update({key: _expand(value, values) for key, value in props["env"].items()})
+        env.update(
+            HERD_NODE_ID=request.node_id,
+            HERD_NODE_NAME=request.name,
+            HERD_NODE_INDEX=str(request.index),
+            HERD_CLUSTER_ID=request.cluster_id or "",
+            HERD_NODE_PORT=str(port),
+            HERD_OWNER=self.owner_marker,
+        )
+        argv = [props["command"], *(_expand(arg, values) for arg in props["args"])]
+        self.nodes_dir.mkdir(parents=True, exist_ok=True)
+        log_path = self.nodes_dir / f"{request.node_id}.log"
+        try:
+            with log_path.open("ab") as log:
+                proc = subprocess.Popen(
+                    argv,
+                    env=env,
+                    cwd=props["cwd"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+        except OSError as exc:
+            raise DriverError(f"cannot start {argv[0]!r}: {exc}") from exc
+        with self._lock:
+            self._children[proc.pid] = proc
+        info = read_proc(proc.pid)
+        url = props["health_url"]
+        data: dict[str, Any] = {
+            "pid": proc.pid,
+            "pgid": proc.pid,
+            "start_time": info.start_time if info else 0,
+            "port": port,
+            "log_path": str(log_path),
+            "health_url": _expand(url, values) if url else None,
+            "name": request.name,
+            "index": request.index,
+            "cluster_id": request.cluster_id,
+        }
+        self._write_state(request.node_id, data)
+        failure = self._await_start(proc.pid, data["health_url"], props["start_timeout"])
+        if failure is not None:
+            # The leader is not reaped yet, so its pid and group id cannot have been reused.
+            _send(os.killpg, proc.pid, signal.SIGKILL)
+            code = proc.wait()
+            with self._lock:
+                self._children.pop(proc.pid, None)
+            self._state_path(request.node_id).unlink(missing_ok=True)
+            if failure is _EXITED:
+                tail = _log_tail(log_path)
+                failure = f"process {proc.pid} {_describe_exit(code)} right after start"
+                failure += f"; log tail:\n{tail}" if tail else "; the log is empty"
+            raise DriverError(failure)
+        return CreatedResource(f"{proc.pid}:{data['start_time']}", data)
+
+    def _await_start(self, pid: int, url: str | None, limit: float) -> str | None:
+        """Wait until the process counts as started; the reason when it does not."""
+        deadline = time.monotonic() + (limit if url else self.spawn_grace)
+        reason = "no answer yet"
+        while True:
+            info = read_proc(pid)
+            if info is None or info.zombie:
+                return _EXITED
+            remaining = deadline - time.monotonic()
+            if url is not None:
+                failure = probe_health(url, max(0.1, min(1.0, remaining)))
+                if failure is None:
+                    return None
+                reason = failure
+            if time.monotonic() >= deadline:
+                if url is None:
+                    return None
+                return f"health check {url} did not answer 2xx within {limit:g}s: {reason}"
+            time.sleep(min(_POLL_INTERVAL, max(0.0, remaining)))
+
+    def _free_port(self) -> int:
+        with self._lock:
+            for _ in range(32):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                    sock.bind(("127.0.0.1", 0))
+                    port = int(sock.getsockname()[1])
+                if port not in self._recent_ports:
+                    break
+            self._recent_ports.append(port)
+            return port
+
+    # -- delete -----------------------------------------------------------------------------
+
+    def delete(self, ref: ResourceRef) -> None:
+        """Stop the process group: stop signal, wait stop_timeout, then SIGKILL. Idempotent."""
+        target = _target(ref)
+        if target is not None:
+            pid, start_time, pgid = target
+            signame = str(ref.properties.get("stop_signal") or "SIGTERM")
+            try:
+                stop_signal = signal.Signals[_signal_name(signame)]
+            except InvalidSpec:
+                stop_signal = signal.SIGTERM
+            try:
+                timeout = _seconds("stop_timeout", ref.properties.get("stop_timeout", 10.0))
+            except InvalidSpec:
+                timeout = 10.0
+            self._stop(ref.node_id, pid, start_time, pgid, stop_signal, timeout)
+        self._state_path(ref.node_id).unlink(missing_ok=True)
+
+    def _stop(
+        self, node_id: str, pid: int, start_time: int, pgid: int, sig: int, timeout: float
+    ) -> None:
+        def members() -> list[int]:
+            return self._live_members(pid, start_time, pgid, node_id)
+
+        if self._leader_present(pid, start_time):
+            _send(os.killpg, pgid, sig)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and (
+                self._leader_alive(pid, start_time) or members()
+            ):
+                time.sleep(_POLL_INTERVAL)
+            if self._leader_present(pid, start_time):
+                _send(os.killpg, pgid, signal.SIGKILL)
+        # Members left behind by a leader that is already gone are matched by environment.
+        strays = members()
+        for member in strays:
+            _send(os.kill, member, signal.SIGKILL)
+        deadline = time.monotonic() + _KILL_WAIT
+        # SIGKILL is asynchronous: return only once nothing of the node runs any more.
+        while self._leader_alive(pid, start_time) or (strays and members()):
+            if time.monotonic() > deadline:
+                raise DriverError(f"process {pid} did not die after SIGKILL", retryable=True)
+            time.sleep(_POLL_INTERVAL)
+        if self._leader_present(pid, start_time):
+            self._reap(pid)
+
+    def _leader_present(self, pid: int, start_time: int) -> bool:
+        """The leader exists, alive or as a zombie, so its pid and group id cannot be reused."""
+        info = read_proc(pid)
+        return info is not None and info.start_time == start_time
+
+    def _leader_alive(self, pid: int, start_time: int) -> bool:
+        info = read_proc(pid)
+        return info is not None and info.start_time == start_time and not info.zombie
+
+    def _live_members(self, leader: int, start_time: int, pgid: int, node_id: str) -> list[int]:
+        """Running processes of the node's group other than its leader.
+
+        Members are recognised by the node's environment tags and must have started after
+        the leader, so a foreign process that reused the group id is never included.
+        """
+        members = []
+        for pid in _all_pids():
+            info = read_proc(pid)
+            if (
+                info is None
+                or pid == leader
+                or info.pgid != pgid
+                or info.zombie
+                or info.start_time < start_time
+            ):
+                continue
+            env = _herd_environ(pid)
+            if env.get("HERD_NODE_ID") == node_id and env.get("HERD_OWNER") == self.owner_marker:
+                members.append(pid)
+        return members
+
+    def _reap(self, pid: int) -> int | None:
+        """Collect the exit code of a dead child of this process; None when not ours or running."""
+        with self._lock:
+            proc = self._children.get(pid)
+        if proc is not None:
+            code = proc.poll()
+            if code is not None:
+                with self._lock:
+                    self._children.pop(pid, None)
+            return code
+        try:
+            waited, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        return os.waitstatus_to_exitcode(status) if waited else None
+
+    # -- check and discover -----------------------------------------------------------------
+
+    def check(self, ref: ResourceRef) -> HealthReport:
+        """Healthy when the process (pid + start time) runs and its health URL answers 2xx."""
+        target = _target(ref)
+        if target is None:
+            return HealthReport(False, "node has no process")
+        pid, start_time, _ = target
+        info = read_proc(pid)
+        if info is None or info.start_time != start_time:
+            return HealthReport(False, f"process {pid} exited")
+        if info.zombie:
+            code = self._reap(pid)
+            detail = f" ({_describe_exit(code)})" if code is not None else ""
+            return HealthReport(False, f"process {pid} exited{detail}")
+        url = ref.data.get("health_url") or _health_url_from(ref)
+        if url:
+            failure = probe_health(str(url), _CHECK_TIMEOUT)
+            if failure is not None:
+                return HealthReport(False, f"health check {url} failed: {failure}")
+        return HealthReport(True)
+
+    def discover(self) -> dict[str, CreatedResource]:
+        """Live processes this driver started, keyed by node id; stale state files are removed."""
+        found: dict[str, CreatedResource] = {}
+        if self.nodes_dir.is_dir():
+            for path in self.nodes_dir.glob("*.json"):
+                try:
+                    data = json.loads(path.read_text())
+                    pid, start_time = int(data["pid"]), int(data["start_time"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue
+                if self._leader_alive(pid, start_time):
+                    found[path.stem] = CreatedResource(f"{pid}:{start_time}", data)
+                else:
+                    if self._leader_present(pid, start_time):
+                        self._reap(pid)
+                    path.unlink(missing_ok=True)
+        # A crash between spawn and the state file leaves a tagged process without a file.
+        for pid in _all_pids():
+            info = read_proc(pid)
+            if info is None or info.pgid != pid or info.zombie:
+                continue
+            env = _herd_environ(pid)
+            node_id = env.get("HERD_NODE_ID")
+            if env.get("HERD_OWNER") != self.owner_marker or not node_id or node_id in found:
+                continue
+            port = env.get("HERD_NODE_PORT", "")
+            data = {
+                "pid": pid,
+                "pgid": pid,
+                "start_time": info.start_time,
+                "port": int(port) if port.isdigit() else None,
+                "log_path": str(self.nodes_dir / f"{node_id}.log"),
+                "health_url": None,
+                "name": env.get("HERD_NODE_NAME", ""),
+                "index": int(env.get("HERD_NODE_INDEX", "0") or 0),
+                "cluster_id": env.get("HERD_CLUSTER_ID") or None,
+            }
+            self._write_state(node_id, data)
+            found[node_id] = CreatedResource(f"{pid}:{info.start_time}", data)
+        return found
+
+    def close(self) -> None:
+        """Forget child handles; the processes themselves keep running."""
+        with self._lock:
+            self._children.clear()
+
+    def _state_path(self, node_id: str) -> Path:
+        return self.nodes_dir / f"{node_id}.json"
+
+    def _write_state(self, node_id: str, data: Mapping[str, Any]) -> None:
+        self.nodes_dir.mkdir(parents=True, exist_ok=True)
+        final = self._state_path(node_id)
+        temp = final.with_name(f".{node_id}.{threading.get_ident()}.tmp")
+        temp.write_text(json.dumps({"node_id": node_id, **data}))
+        os.replace(temp, final)
+
+
+def _target(ref: ResourceRef) -> tuple[int, int, int] | None:
+    """(pid, start_time, pgid) of a node's process, from its data or its physical id."""
+    try:
+        # The physical id is the node's identity; the data is a fallback for older rows.
+        if ref.physical_id:
+            pid_text, _, start_text = ref.physical_id.partition(":")
+            pid, start_time = int(pid_text), int(start_text)
+        elif "pid" in ref.data and "start_time" in ref.data:
+            pid, start_time = int(ref.data["pid"]), int(ref.data["start_time"])
+        else:
+            return None
+        # Nodes lead their own session, so the group id is the pid; a stored pgid is not trusted.
+        return pid, start_time, pid
+    except (TypeError, ValueError):
+        return None
+
+
+def _health_url_from(ref: ResourceRef) -> str | None:
+    """The profile's health URL expanded from node data (for nodes re-attached by discover)."""
+    template = ref.properties.get("health_url")
+    if not isinstance(template, str) or ref.data.get("port") is None:
+        return None
+    values = {"node_id": ref.node_id}
+    for key in ("name", "index", "cluster_id", "port"):
+        value = ref.data.get(key)
+        values[key] = "" if value is None else str(value)
+    return _expand(template, values)
+
+
+def _send(kill: Callable[[int, int], None], target: int, sig: int) -> None:
+    # The target may exit between our check and the signal; that is the outcome we want.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        kill(target, sig)

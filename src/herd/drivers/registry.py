@@ -1,0 +1,129 @@
+"""The registry of drivers, keyed by versioned profile type (``herd.process-1.0``).
+
+A registry is an ordinary object owned by whoever builds the application (never
+a module global), so tests and several engines in one process each hold their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from herd.drivers.base import Driver
+from herd.drivers.process import ProcessDriver
+from herd.drivers.sim import SimDriver
+from herd.errors import InvalidSpec, NotFound
+
+
+def _normalize_version(version: str | float | int) -> str:
+    text = str(version).strip()
+    # YAML reads ``version: 1`` as an integer; Senlin's types are always major.minor.
+    return f"{text}.0" if text.isdigit() else text
+
+
+class DriverRegistry:
+    """Drivers by full profile type name (``<type>-<version>``)."""
+
+    def __init__(self) -> None:
+        """Create an empty registry."""
+        self._drivers: dict[str, Driver] = {}
+
+    def register(self, driver: Driver) -> None:
+        """Register ``driver`` under every version it declares.
+
+        Raises:
+            ValueError: a driver is already registered under one of those names.
+        """
+        names = [f"{driver.profile_type}-{version}" for version in driver.versions]
+        taken = [name for name in names if name in self._drivers]
+        if taken:
+            raise ValueError(f"profile type {', '.join(taken)} is already registered")
+        for name in names:
+            self._drivers[name] = driver
+
+    def full_name(self, profile_type: str, version: str | float | int | None = None) -> str:
+        """The registered ``<type>-<version>`` name for a type, or raise InvalidSpec.
+
+        ``profile_type`` is either a full name (``herd.process-1.0``) or a bare
+        type with ``version`` given separately; a bare type without a version
+        means its newest version.
+        """
+        if version is not None:
+            name = f"{profile_type}-{_normalize_version(version)}"
+        elif profile_type in self._drivers:
+            name = profile_type
+        else:
+            versions = sorted(
+                (key for key in self._drivers if key.rpartition("-")[0] == profile_type),
+                key=lambda key: tuple(int(p) for p in key.rpartition("-")[2].split(".")),
+            )
+            name = versions[-1] if versions else profile_type
+        if name not in self._drivers:
+            supported = ", ".join(sorted(self._drivers)) or "none"
+            raise InvalidSpec(
+                f"The specified profile type ({name}) is not supported. "
+                f"Supported types: {supported}.",
+                field="type",
+            )
+        return name
+
+    def get(self, profile_type: str, version: str | float | int | None = None) -> Driver:
+        """The driver for a profile type, or raise InvalidSpec naming the supported ones."""
+        return self._drivers[self.full_name(profile_type, version)]
+
+    def validate(
+        self,
+        profile_type: str,
+        version: str | float | int | None,
+        properties: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """Validate a profile's properties against its type; return them with defaults."""
+        return self.get(profile_type, version).validate_properties(properties)
+
+    def names(self) -> list[str]:
+        """Every registered full type name, sorted."""
+        return sorted(self._drivers)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._drivers
+
+    def describe(self, name: str) -> dict[str, Any]:
+        """One profile type as ``GET /v1/profile-types/<name>`` shows it; NotFound otherwise."""
+        driver = self._drivers.get(name)
+        if driver is None:
+            raise NotFound("profile_type", name)
+        version = name.rpartition("-")[2]
+        schema: Mapping[str, Mapping[str, Any]] = getattr(driver, "properties_schema", {})
+        status: Mapping[str, Any] = getattr(driver, "support_status", {})
+        return {
+            "name": name,
+            "version": version,
+            "schema": {key: _schema_entry(entry) for key, entry in schema.items()},
+            "support_status": {
+                version: list(status.get(version, [{"status": "SUPPORTED", "since": "2025.01"}]))
+            },
+        }
+
+    def types(self) -> list[dict[str, Any]]:
+        """Every profile type with its schema and support status, sorted by name."""
+        return [self.describe(name) for name in self.names()]
+
+    def close(self) -> None:
+        """Close every driver (their resources stay)."""
+        for driver in {id(driver): driver for driver in self._drivers.values()}.values():
+            driver.close()
+
+
+def _schema_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    # Senlin shows every property with these fields, whether or not they were set.
+    result: dict[str, Any] = {"required": False, "updatable": False, **entry}
+    return result
+
+
+def default_driver_registry(data_dir: Path) -> DriverRegistry:
+    """A registry holding herd's built-in drivers: ``herd.process-1.0`` and ``herd.sim-1.0``."""
+    registry = DriverRegistry()
+    registry.register(ProcessDriver(data_dir))
+    registry.register(SimDriver())
+    return registry

@@ -1,0 +1,174 @@
+"""The ``sim`` driver: in-memory simulated servers for scale tests.
+
+Servers are small slotted records in one dict, so 100,000 of them cost a few
+tens of megabytes. Latency is slept outside the lock so that concurrent engine
+workers overlap as they would against a real cloud; failures are drawn from a
+random source that a profile can seed to make a run repeatable.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
+from herd.errors import DriverError, InvalidSpec
+
+_DEFAULTS: dict[str, Any] = {
+    "create_latency": 0.0,
+    "delete_latency": 0.0,
+    "failure_rate": 0.0,
+    "delete_failure_rate": 0.0,
+    "zone": None,
+    "region": None,
+    "seed": None,
+}
+
+
+class _SimServer:
+    __slots__ = ("broken", "node_id", "region_name", "zone")
+
+    def __init__(self, node_id: str, zone: str | None, region_name: str | None) -> None:
+        self.node_id = node_id
+        self.zone = zone
+        self.region_name = region_name
+        self.broken: str | None = None
+
+    def data(self) -> dict[str, Any]:
+        return {"placement": {"zone": self.zone, "region_name": self.region_name}}
+
+
+def _fail(key: str, reason: str) -> InvalidSpec:
+    return InvalidSpec(f"properties.{key}: {reason}", field=f"properties.{key}")
+
+
+def _number(key: str, value: Any, upper: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= upper:
+        raise _fail(key, f"'{value}' is not a number between 0 and {upper:g}")
+    return float(value)
+
+
+class SimDriver(Driver):
+    """Simulated servers held in memory; thread-safe."""
+
+    profile_type = "herd.sim"
+    versions = ("1.0",)
+    support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
+        "1.0": [{"status": "SUPPORTED", "since": "2025.01"}]
+    }
+    properties_schema: ClassVar[dict[str, dict[str, Any]]] = {
+        "create_latency": {"type": "Number", "default": 0, "description": "Seconds per create."},
+        "delete_latency": {"type": "Number", "default": 0, "description": "Seconds per delete."},
+        "failure_rate": {"type": "Number", "default": 0, "description": "Create failure odds."},
+        "delete_failure_rate": {"type": "Number", "default": 0, "description": "Delete odds."},
+        "zone": {"type": "String", "description": "Zone when the placement names none."},
+        "region": {"type": "String", "description": "Region when the placement names none."},
+        "seed": {"type": "Integer", "description": "Seed of the failure random source."},
+    }
+
+    def __init__(self) -> None:
+        """Create an empty simulated cloud."""
+        self._servers: dict[str, _SimServer] = {}
+        self._lock = threading.Lock()
+        self._counter = itertools.count(1)
+        self._prefix = f"sim-{uuid.uuid4().hex[:8]}-"
+        self._random = random.Random()
+        self._seeded: dict[int, random.Random] = {}
+
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the properties with defaults filled in, or raise InvalidSpec naming the key."""
+        if not isinstance(properties, Mapping):
+            raise InvalidSpec(f"'{properties}' is not a Map", field="properties")
+        for key in properties:
+            if key not in cls.properties_schema:
+                raise _fail(str(key), f"Unrecognizable spec item '{key}'")
+        given = {**_DEFAULTS, **{k: v for k, v in properties.items() if v is not None}}
+        result: dict[str, Any] = {
+            "create_latency": _number("create_latency", given["create_latency"], 3600),
+            "delete_latency": _number("delete_latency", given["delete_latency"], 3600),
+            "failure_rate": _number("failure_rate", given["failure_rate"], 1),
+            "delete_failure_rate": _number("delete_failure_rate", given["delete_failure_rate"], 1),
+        }
+        for key in ("zone", "region"):
+            if given[key] is not None and not isinstance(given[key], str):
+                raise _fail(key, f"'{given[key]}' is not a string")
+            result[key] = given[key]
+        seed = given["seed"]
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise _fail("seed", f"'{seed}' is not a valid Integer")
+        result["seed"] = seed
+        return result
+
+    def create(self, request: NodeRequest) -> CreatedResource:
+        """Make a simulated server after ``create_latency``; may fail at ``failure_rate``."""
+        props = {**_DEFAULTS, **request.properties}
+        if props["create_latency"]:
+            time.sleep(float(props["create_latency"]))
+        zone = request.placement.get("zone") or props["zone"]
+        region_name = request.placement.get("region_name") or props["region"]
+        server = _SimServer(request.node_id, zone, region_name)
+        with self._lock:
+            rate = float(props["failure_rate"])
+            if rate and self._draw(props) < rate:
+                raise DriverError(f"simulated create failure of node {request.node_id}")
+            physical_id = f"{self._prefix}{next(self._counter)}"
+            self._servers[physical_id] = server
+        return CreatedResource(physical_id, server.data())
+
+    def delete(self, ref: ResourceRef) -> None:
+        """Forget the server after ``delete_latency``; may fail at ``delete_failure_rate``."""
+        props = {**_DEFAULTS, **ref.properties}
+        if props["delete_latency"]:
+            time.sleep(float(props["delete_latency"]))
+        with self._lock:
+            rate = float(props["delete_failure_rate"])
+            if rate and self._draw(props) < rate:
+                raise DriverError(f"simulated delete failure of node {ref.node_id}")
+            if ref.physical_id is not None:
+                self._servers.pop(ref.physical_id, None)
+
+    def check(self, ref: ResourceRef) -> HealthReport:
+        """Unhealthy when the server is unknown or was broken with :meth:`break_node`."""
+        with self._lock:
+            server = self._servers.get(ref.physical_id) if ref.physical_id else None
+            broken = server.broken if server is not None else None
+        if server is None:
+            return HealthReport(False, f"simulated server {ref.physical_id} does not exist")
+        if broken is not None:
+            return HealthReport(False, broken)
+        return HealthReport(True)
+
+    def discover(self) -> dict[str, CreatedResource]:
+        """Every server held, keyed by node id."""
+        with self._lock:
+            items = list(self._servers.items())
+        return {server.node_id: CreatedResource(pid, server.data()) for pid, server in items}
+
+    def break_node(self, physical_id: str, reason: str = "simulated failure") -> bool:
+        """Test hook: make ``check`` report the server unhealthy; False when it is unknown."""
+        with self._lock:
+            server = self._servers.get(physical_id)
+            if server is None:
+                return False
+            server.broken = reason
+            return True
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._servers)
+
+    def _draw(self, props: Mapping[str, Any]) -> float:
+        # Called with the lock held: random.Random instances are not shared safely otherwise.
+        seed = props.get("seed")
+        if seed is None:
+            return self._random.random()
+        source = self._seeded.get(seed)
+        if source is None:
+            source = self._seeded[seed] = random.Random(seed)
+        return source.random()

@@ -1,0 +1,79 @@
+"""A tiny HTTP server to run as a ``herd.process`` node in tests and demos.
+
+``python -m herd.drivers.testserver --port N`` answers 200 on ``/`` and
+``/health`` (a JSON body naming the node from its ``HERD_*`` environment) and
+stops cleanly on SIGTERM or SIGINT. With ``--unhealthy-file PATH``, ``/health``
+answers 503 while that file exists, so a test can make a live node unhealthy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import FrameType
+
+
+class _Handler(BaseHTTPRequestHandler):
+    unhealthy_file: Path | None = None
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path not in ("/", "/health"):
+            self._answer(404, {"error": "not found"})
+            return
+        if path == "/health" and self.unhealthy_file is not None and self.unhealthy_file.exists():
+            self._answer(503, {"status": "unhealthy"})
+            return
+        node = {
+            key[5:].lower(): value for key, value in os.environ.items() if key.startswith("HERD_")
+        }
+        self._answer(200, {"status": "ok", "pid": os.getpid(), "node": node})
+
+    def _answer(self, status: int, body: dict[str, object]) -> None:
+        payload = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: object) -> None:
+        # Health probes every few hundred milliseconds would flood the node log.
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until SIGTERM or SIGINT; return the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m herd.drivers.testserver")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--unhealthy-file", type=Path, default=None)
+    options = parser.parse_args(argv)
+
+    handler = type("Handler", (_Handler,), {"unhealthy_file": options.unhealthy_file})
+    server = ThreadingHTTPServer((options.host, options.port), handler)
+    server.daemon_threads = True
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        # shutdown() blocks until serve_forever returns, so it cannot run in this thread.
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(f"testserver listening on {options.host}:{options.port}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    finally:
+        server.server_close()
+    print("testserver stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""Health work on members: check, recover, replace unhealthy members, replace nodes, new profile.
+
+Replacing a member keeps its name and index (Heat's name continuity): the new
+node is created first and the old one is destroyed only once the new one is
+ACTIVE, so the cluster never drops below its size while members are replaced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from sqlalchemy import select
+
+from herd.drivers.base import NodeRequest, ResourceRef
+from herd.engine.clusters import eval_status, load_cluster, members
+from herd.engine.context import EngineContext
+from herd.engine.execution import ActionExecution, Outcome
+from herd.engine.nodeops import NodeOperations
+from herd.errors import HerdError
+from herd.store import events
+from herd.store.models import ClusterRow, NodeRow, ProfileRow
+from herd.types import HealthStatus, NodeStatus
+
+
+def _driver_and_ref(ctx: EngineContext, node: NodeRow, profile: ProfileRow) -> tuple[object, ResourceRef, NodeRequest]:
+    driver = ctx.drivers.get(profile.type)
+    properties = driver.validate_properties(profile.spec.get("properties", {}))
+    ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+    request = NodeRequest(
+        node_id=node.id, name=node.name, index=node.index, cluster_id=node.cluster_id,
+        properties=properties, placement=dict((node.data or {}).get("placement") or {}),
+        metadata=dict(node.meta_data or {}),
+    )
+    return driver, ref, request
+
+
+def check_node(ex: ActionExecution, node_id: str) -> tuple[bool, str]:
+    """Ask the driver about one node and record the answer as its health."""
+    ctx = ex.ctx
+    with ctx.database.read() as session:
+        node = session.get(NodeRow, node_id)
+        profile = session.get(ProfileRow, node.profile_id) if node else None
+    if node is None or profile is None:
+        return False, "node is gone"
+    try:
+        driver, ref, _ = _driver_and_ref(ctx, node, profile)
+        report = driver.check(ref) if node.physical_id else None  # type: ignore[attr-defined]
+        healthy, reason = (report.healthy, report.reason) if report else (False, "node has no physical resource")
+    except HerdError as exc:
+        healthy, reason = False, str(exc)
+    now = ctx.now()
+    with ctx.database.write() as session:
+        row = session.get(NodeRow, node_id)
+        if row is None:
+            return healthy, reason
+        before = (row.health, row.status)
+        if healthy:
+            # A passing check clears a failed check, but never an application's mark.
+            if row.health != HealthStatus.CHECK_FAILED.value or row.health_marked_by in (None, "check"):
+                row.health, row.health_reason = HealthStatus.CHECK_COMPLETE.value, "Check passed"
+                row.health_marked_by, row.health_marked_at = "check", now
+            if row.status == NodeStatus.ERROR.value and row.status_reason.startswith("Check failed"):
+                row.status, row.status_reason = NodeStatus.ACTIVE.value, "Check passed"
+        else:
+            row.health, row.health_reason = HealthStatus.CHECK_FAILED.value, reason
+            row.health_marked_by, row.health_marked_at = "check", now
+            row.status, row.status_reason = NodeStatus.ERROR.value, f"Check failed: {reason}"
+        row.updated_at = now
+        if (row.health, row.status) != before:
+            events.record(session, now=now, **ex.node_event_row(row, row.health, row.health_reason,
+                                                               "INFO" if healthy else "WARNING"))
+    return healthy, reason
+
+
+def recover_node(ex: ActionExecution, node_id: str) -> str | None:
+    """Recreate one node's resource in place; return an error text or None."""
+    ctx = ex.ctx
+    with ctx.database.read() as session:
+        node = session.get(NodeRow, node_id)
+        profile = session.get(ProfileRow, node.profile_id) if node else None
+    if node is None or profile is None:
+        return "node is gone"
+    try:
+        driver, ref, request = _driver_and_ref(ctx, node, profile)
+        created = driver.recover(ref, request)  # type: ignore[attr-defined]
+    except HerdError as exc:
+        error = f"Recovery failed: {exc}"
+        with ctx.database.write() as session:
+            row = session.get(NodeRow, node_id)
+            if row is not None:
+                row.status, row.status_reason = NodeStatus.ERROR.value, error
+        return error
+    now = ctx.now()
+    with ctx.database.write() as session:
+        row = session.get(NodeRow, node_id)
+        if row is not None:
+            row.physical_id = created.physical_id
+            row.data = {**(row.data or {}), **created.data}
+            row.status, row.status_reason = NodeStatus.ACTIVE.value, "Recovery succeeded"
+            row.health, row.health_reason = HealthStatus.CHECK_COMPLETE.value, "Recovered"
+            row.health_marked_by, row.health_marked_at = "recover", now
+            row.updated_at = now
+            events.record(session, now=now, **ex.node_event_row(row, "ACTIVE", "Recovery succeeded"))
+    return None
+
+
+class HealthHandlers:
+    def __init__(self, nodeops: NodeOperations, pool: ThreadPoolExecutor) -> None:
+        self.nodeops = nodeops
+        self.pool = pool
+
+    def check(self, ex: ActionExecution) -> Outcome:
+        cluster = load_cluster(ex)
+        node_ids = [n.id for n in members(ex, cluster.id)]
+        results = list(self.pool.map(lambda n: check_node(ex, n), node_ids))
+        eval_status(ex, cluster.id)
+        unhealthy = sum(1 for healthy, _ in results if not healthy)
+        ex.outputs["unhealthy"] = unhealthy
+        return Outcome.ok(f"Cluster checking completed: {unhealthy} of {len(node_ids)} unhealthy.")
+
+    def recover(self, ex: ActionExecution) -> Outcome:
+        cluster = load_cluster(ex)
+        if ex.inputs.get("check"):
+            self.check(ex)
+        broken = [
+            n.id for n in members(ex, cluster.id)
+            if n.status in (NodeStatus.ERROR.value, NodeStatus.WARNING.value)
+            or n.health == HealthStatus.CHECK_FAILED.value
+        ]
+        errors = [e for e in self.pool.map(lambda n: recover_node(ex, n), broken) if e]
+        eval_status(ex, cluster.id)
+        if errors:
+            return Outcome.failed("Failed in recovering nodes: " + "; ".join(errors))
+        return Outcome.ok("Cluster recovery succeeded.")
+
+    def replace_unhealthy(self, ex: ActionExecution) -> Outcome:
+        """Replace every CHECK_FAILED member, in batches, under the same name and index."""
+        cluster = load_cluster(ex)
+        batch_size = max(1, int(ex.inputs.get("batch_size") or 1))
+        self.nodeops.run(ex)  # finish whatever a previous run of this action left
+        current = members(ex, cluster.id)
+        failed = [n for n in current if n.health == HealthStatus.CHECK_FAILED.value]
+        replaced: list[str] = []
+        errors: list[str] = []
+        for start in range(0, len(failed), batch_size):
+            batch = failed[start:start + batch_size]
+            pending = self._without_replacement(ex, cluster.id, batch)
+            if pending:
+                ex.check_cancel()
+                children = self.nodeops.plan_create(
+                    ex, cluster.id,
+                    [dict((n.data or {}).get("placement") or {}) for n in pending],
+                    names=[(n.name, n.index) for n in pending],
+                )
+                results = self.nodeops.run(ex, children)
+                errors += [f"{node[:8]}: {why}" for node, why in results.failed.items()]
+            ready = self._with_active_replacement(ex, cluster.id, batch)
+            if ready:
+                removal = self.nodeops.plan_removal(ex, [n.id for n in ready], destroy=True)
+                results = self.nodeops.run(ex, removal)
+                replaced += results.succeeded
+                errors += [f"{node[:8]}: {why}" for node, why in results.failed.items()]
+        ex.outputs["nodes_replaced"] = sorted(replaced)
+        eval_status(ex, cluster.id)
+        if errors:
+            return Outcome.failed("Failed in replacing unhealthy nodes: " + "; ".join(errors))
+        return Outcome.ok(f"Replaced {len(replaced)} unhealthy node(s).")
+
+    def _replacement_of(self, ex: ActionExecution, cluster_id: str, old: NodeRow) -> NodeRow | None:
+        with ex.ctx.database.read() as session:
+            return session.scalar(
+                select(NodeRow).where(
+                    NodeRow.cluster_id == cluster_id, NodeRow.index == old.index,
+                    NodeRow.id != old.id,
+                )
+            )
+
+    def _without_replacement(self, ex: ActionExecution, cluster_id: str, batch: Sequence[NodeRow]) -> list[NodeRow]:
+        return [n for n in batch if self._replacement_of(ex, cluster_id, n) is None]
+
+    def _with_active_replacement(self, ex: ActionExecution, cluster_id: str, batch: Sequence[NodeRow]) -> list[NodeRow]:
+        ready = []
+        for old in batch:
+            new = self._replacement_of(ex, cluster_id, old)
+            if new is not None and new.status == NodeStatus.ACTIVE.value:
+                ready.append(old)
+        return ready
+
+    def change_profile(self, ex: ActionExecution, cluster_id: str, profile_id: str, profile_only: bool) -> Outcome:
+        with ex.ctx.database.write() as session:
+            cluster = session.get(ClusterRow, cluster_id)
+            if cluster is None or session.get(ProfileRow, profile_id) is None:
+                return Outcome.failed(f"The profile '{profile_id}' could not be found.")
+            cluster.profile_id = profile_id
+            nodes = session.scalars(select(NodeRow).where(NodeRow.cluster_id == cluster_id)).all()
+            for node in nodes:
+                node.profile_id = profile_id
+        if profile_only:
+            return Outcome.ok("Cluster profile updated.")
+        errors = [e for e in self.pool.map(lambda n: recover_node(ex, n.id), nodes) if e]
+        if errors:
+            return Outcome.failed("Failed in updating nodes: " + "; ".join(errors))
+        return Outcome.ok("Cluster profile updated.")

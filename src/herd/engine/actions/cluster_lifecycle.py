@@ -1,0 +1,181 @@
+"""CLUSTER_CREATE, CLUSTER_DELETE, CLUSTER_UPDATE and the policy bindings."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import delete, select
+
+from herd.engine.actions.cluster_health import HealthHandlers
+from herd.engine.actions.removal import RemovalPlan, remove_nodes
+from herd.engine.clusters import eval_status, load_cluster, members, placements, update_cluster
+from herd.engine.execution import ActionExecution, Outcome
+from herd.engine.nodeops import NodeOperations
+from herd.store import actions as action_store
+from herd.store.models import (
+    BindingRow,
+    ClusterLockRow,
+    ClusterRow,
+    PolicyRow,
+    ProfileRow,
+    TombstoneRow,
+)
+from herd.types import ClusterStatus
+
+
+class LifecycleHandlers:
+    def __init__(self, nodeops: NodeOperations, health: HealthHandlers) -> None:
+        self.nodeops = nodeops
+        self.health = health
+
+    def create(self, ex: ActionExecution) -> Outcome:
+        cluster = load_cluster(ex)
+        with ex.ctx.database.read() as session:
+            resumed = bool(action_store.children(session, ex.id))
+        if not resumed:
+            update_cluster(
+                ex, cluster.id, status=ClusterStatus.CREATING.value,
+                status_reason="Cluster creation started.",
+            )
+            if cluster.desired_capacity > 0:
+                self.nodeops.plan_create(
+                    ex, cluster.id, placements(ex.data, cluster.desired_capacity)
+                )
+        results = self.nodeops.run(ex)
+        ex.outputs["nodes_added"] = sorted(results.succeeded)
+        eval_status(ex, cluster.id)
+        if not results.ok:
+            return Outcome.failed(f"Failed in creating nodes: {results.reason()}")
+        return Outcome.ok("Cluster creation succeeded.")
+
+    def delete(self, ex: ActionExecution) -> Outcome:
+        cluster = load_cluster(ex)
+        update_cluster(
+            ex, cluster.id, status=ClusterStatus.DELETING.value,
+            status_reason="Deletion in progress.",
+        )
+        with ex.ctx.database.write() as session:
+            session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster.id))
+        node_ids = [node.id for node in members(ex, cluster.id)]
+        plan = RemovalPlan(node_ids, True, 0.0, True, None)
+        results = remove_nodes(ex, self.nodeops, plan)
+        if not results.ok:
+            reason = f"Failed in deleting nodes: {results.reason()}"
+            self._keep_tombstone(ex, cluster.id, reason)
+            update_cluster(ex, cluster.id, status=ClusterStatus.ERROR.value, status_reason=reason)
+            return Outcome.failed(reason)
+        error = ex.ctx.regions_delete(cluster) if ex.ctx.regions_delete else None
+        if error:
+            reason = f"Failed in deleting regional copies: {error}"
+            self._keep_tombstone(ex, cluster.id, reason)
+            update_cluster(ex, cluster.id, status=ClusterStatus.ERROR.value, status_reason=reason)
+            return Outcome.failed(reason)
+        with ex.ctx.database.write() as session:
+            # The row and its tombstone go together, so nothing can see one without the other.
+            session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster.id))
+            session.execute(
+                delete(TombstoneRow).where(
+                    TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == cluster.id
+                )
+            )
+            row = session.get(ClusterRow, cluster.id)
+            if row is not None:
+                session.delete(row)
+        return Outcome.ok("Cluster deletion succeeded.")
+
+    def _keep_tombstone(self, ex: ActionExecution, cluster_id: str, reason: str) -> None:
+        with ex.ctx.database.write() as session:
+            tombstone = session.scalar(
+                select(TombstoneRow).where(
+                    TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == cluster_id
+                )
+            )
+            if tombstone is not None:
+                tombstone.status = "ERROR"
+                tombstone.reason = reason
+
+    def update(self, ex: ActionExecution) -> Outcome:
+        cluster = load_cluster(ex)
+        values = {}
+        for key, column in (("name", "name"), ("metadata", "meta_data"), ("timeout", "timeout"), ("config", "config")):
+            if key in ex.inputs and ex.inputs[key] is not None:
+                values[column] = ex.inputs[key]
+        update_cluster(
+            ex, cluster.id, status=ClusterStatus.UPDATING.value,
+            status_reason="Cluster update started.", **values,
+        )
+        profile_id = ex.inputs.get("profile_id")
+        if profile_id and profile_id != cluster.profile_id:
+            outcome = self.health.change_profile(ex, cluster.id, profile_id, bool(ex.inputs.get("profile_only")))
+            if outcome.status.value != "SUCCEEDED":
+                eval_status(ex, cluster.id)
+                return outcome
+        outcome = self.health.replace_unhealthy(ex)
+        if outcome.status.value != "SUCCEEDED":
+            return outcome
+        eval_status(ex, cluster.id)
+        return Outcome.ok("Cluster update completed.")
+
+    # -- policy bindings ---------------------------------------------------------------
+
+    def attach_policy(self, ex: ActionExecution) -> Outcome:
+        policy_id = str(ex.inputs.get("policy_id"))
+        enabled = bool(ex.inputs.get("enabled", True))
+        with ex.ctx.database.write() as session:
+            policy = session.get(PolicyRow, policy_id)
+            cluster = session.get(ClusterRow, ex.target)
+            if policy is None or cluster is None:
+                return Outcome.failed(f"The specified policy '{policy_id}' could not be found.")
+            existing = session.scalars(select(BindingRow).where(BindingRow.cluster_id == cluster.id)).all()
+            if any(b.policy_id == policy.id for b in existing):
+                return Outcome.ok("Policy already attached.")
+            _, instance = ex.ctx.policies.create(policy.spec)
+            profile = session.get(ProfileRow, cluster.profile_id)
+            allowed = type(instance).profile_types
+            if "ANY" not in allowed and profile is not None and profile.type not in allowed:
+                return Outcome.failed(
+                    f"Policy not applicable on profile type: {profile.type}"
+                )
+            if type(instance).singleton:
+                family = policy.type.rsplit("-", 1)[0].split(".")[-1]
+                for binding in existing:
+                    other = session.get(PolicyRow, binding.policy_id)
+                    if other is not None and other.type.rsplit("-", 1)[0].split(".")[-1] == family:
+                        return Outcome.failed(
+                            f"Only one instance of policy type ({policy.type}) can be attached to "
+                            f"a cluster, but another instance ({other.id}) is found attached to "
+                            f"the cluster ({cluster.id}) already."
+                        )
+            session.add(
+                BindingRow(
+                    id=str(uuid.uuid4()), cluster_id=cluster.id, policy_id=policy.id,
+                    enabled=enabled, priority=type(instance).priority, data={}, last_op=None,
+                )
+            )
+        return Outcome.ok("Policy attached.")
+
+    def detach_policy(self, ex: ActionExecution) -> Outcome:
+        policy_id = str(ex.inputs.get("policy_id"))
+        with ex.ctx.database.write() as session:
+            result = session.execute(
+                delete(BindingRow).where(
+                    BindingRow.cluster_id == ex.target, BindingRow.policy_id == policy_id
+                )
+            )
+            if result.rowcount == 0:  # type: ignore[attr-defined]
+                return Outcome.failed("Policy not attached.")
+        return Outcome.ok("Policy detached.")
+
+    def update_policy(self, ex: ActionExecution) -> Outcome:
+        policy_id = str(ex.inputs.get("policy_id"))
+        with ex.ctx.database.write() as session:
+            binding = session.scalar(
+                select(BindingRow).where(
+                    BindingRow.cluster_id == ex.target, BindingRow.policy_id == policy_id
+                )
+            )
+            if binding is None:
+                return Outcome.failed("Policy not attached.")
+            if "enabled" in ex.inputs and ex.inputs["enabled"] is not None:
+                binding.enabled = bool(ex.inputs["enabled"])
+        return Outcome.ok("Policy updated.")

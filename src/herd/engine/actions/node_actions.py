@@ -1,0 +1,145 @@
+"""NODE_CREATE, NODE_DELETE, NODE_UPDATE, NODE_CHECK, NODE_RECOVER and CLUSTER_REPLACE_NODES."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from herd.domain.sizing import SizeBounds, check_size_params
+from herd.engine.actions.cluster_health import check_node, recover_node
+from herd.engine.actions.removal import remove_nodes, removal_plan
+from herd.engine.clusters import eval_status, load_cluster
+from herd.engine.execution import ActionExecution, Outcome
+from herd.engine.nodeops import NodeOperations
+from herd.store import actions as action_store
+from herd.store.models import ClusterRow, NodeRow, ProfileRow
+from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
+
+
+def _node(ex: ActionExecution) -> NodeRow | None:
+    with ex.ctx.database.read() as session:
+        return session.get(NodeRow, ex.target)
+
+
+class NodeHandlers:
+    def __init__(self, nodeops: NodeOperations) -> None:
+        self.nodeops = nodeops
+
+    def create(self, ex: ActionExecution) -> Outcome:
+        node = _node(ex)
+        if node is None:
+            return Outcome.failed(f"The node '{ex.target}' could not be found.")
+        with ex.ctx.database.write() as session:
+            if not action_store.children(session, ex.id):
+                row = session.get(NodeRow, node.id)
+                assert row is not None
+                row.status, row.status_reason = NodeStatus.CREATING.value, "Creation in progress"
+                child = action_store.new_action(
+                    action=ActionName.NODE_CREATE, target=node.id, cluster_id=node.cluster_id,
+                    project=node.project, user=ex.user, cause=ActionCause.DERIVED,
+                    status=ActionStatus.RUNNING, parent_id=ex.id, owner=ex.ctx.engine_id,
+                    now=ex.ctx.now(),
+                )
+                session.add(child)
+        results = self.nodeops.run(ex)
+        if node.cluster_id:
+            with ex.ctx.database.read() as session:
+                count = session.scalar(
+                    select(func.count()).where(NodeRow.cluster_id == node.cluster_id)
+                )
+            eval_status(ex, node.cluster_id, desired=int(count or 0))
+        if not results.ok:
+            return Outcome.failed(results.reason().split(": ", 1)[-1] or "Node creation failed.")
+        return Outcome.ok("Node created successfully.")
+
+    def delete(self, ex: ActionExecution) -> Outcome:
+        node = _node(ex)
+        if node is None:
+            return Outcome.ok("Node already deleted.")
+        cluster_id = node.cluster_id
+        desired: int | None = None
+        if cluster_id and ex.cause is ActionCause.RPC:
+            cluster = load_cluster(ex, cluster_id)
+            with ex.ctx.database.read() as session:
+                count = int(
+                    session.scalar(select(func.count()).where(NodeRow.cluster_id == cluster_id)) or 0
+                )
+            error = check_size_params(
+                SizeBounds(cluster.min_size, cluster.max_size, cluster.desired_capacity),
+                count - 1, None, None, True, ex.ctx.settings.max_nodes_per_cluster,
+            )
+            if error:
+                return Outcome.failed(error)
+            desired = count - 1
+        # NODE_DELETE always destroys (Senlin); the policy may add grace, hooks and reduce.
+        plan = removal_plan(ex, [node.id], destroy_default=True)
+        plan = type(plan)(plan.node_ids, True, plan.grace_period, plan.reduce_desired_capacity, plan.hooks)
+        results = remove_nodes(ex, self.nodeops, plan)
+        if cluster_id:
+            reduce = plan.reduce_desired_capacity and results.ok and not results.abandoned
+            eval_status(ex, cluster_id, desired=desired if reduce else None)
+        if results.abandoned:
+            return Outcome.failed("Node deletion abandoned by its lifecycle hook: node kept.")
+        if not results.ok:
+            return Outcome.failed("Node deletion failed: " + results.reason())
+        return Outcome.ok("Node deleted successfully.")
+
+    def update(self, ex: ActionExecution) -> Outcome:
+        node = _node(ex)
+        if node is None:
+            return Outcome.failed(f"The node '{ex.target}' could not be found.")
+        new_profile = ex.inputs.get("profile_id")
+        with ex.ctx.database.write() as session:
+            row = session.get(NodeRow, node.id)
+            assert row is not None
+            for key, column in (("name", "name"), ("role", "role"), ("metadata", "meta_data"), ("tainted", "tainted")):
+                if key in ex.inputs and ex.inputs[key] is not None:
+                    setattr(row, column, ex.inputs[key])
+            if new_profile and new_profile != row.profile_id:
+                if session.get(ProfileRow, new_profile) is None:
+                    return Outcome.failed(f"The profile '{new_profile}' could not be found.")
+                row.profile_id = new_profile
+            row.updated_at = ex.ctx.now()
+        if new_profile and new_profile != node.profile_id and node.physical_id:
+            error = recover_node(ex, node.id)
+            if error:
+                return Outcome.failed(error)
+        return Outcome.ok("Node updated successfully.")
+
+    def check(self, ex: ActionExecution) -> Outcome:
+        healthy, reason = check_node(ex, ex.target)
+        node = _node(ex)
+        if node is not None and node.cluster_id:
+            eval_status(ex, node.cluster_id)
+        return Outcome.ok("Node check succeeded." if healthy else f"Node check failed: {reason}")
+
+    def recover(self, ex: ActionExecution) -> Outcome:
+        if ex.inputs.get("check"):
+            healthy, _ = check_node(ex, ex.target)
+            if healthy:
+                return Outcome.ok("Node is healthy; no recovery needed.")
+        error = recover_node(ex, ex.target)
+        node = _node(ex)
+        if node is not None and node.cluster_id:
+            eval_status(ex, node.cluster_id)
+        return Outcome.failed(error) if error else Outcome.ok("Node recovered successfully.")
+
+    def replace_nodes(self, ex: ActionExecution) -> Outcome:
+        """Swap members for orphan nodes: the new node takes the old one's index."""
+        pairs = dict(ex.inputs.get("candidates") or {})
+        cluster = load_cluster(ex)
+        with ex.ctx.database.write() as session:
+            row = session.get(ClusterRow, cluster.id)
+            assert row is not None
+            for old_id, new_id in pairs.items():
+                old = session.get(NodeRow, old_id)
+                new = session.get(NodeRow, new_id)
+                if old is None or new is None:
+                    return Outcome.failed(f"Nodes not found: {[i for i in (old_id, new_id) if (session.get(NodeRow, i) is None)]}.")
+                new.cluster_id, new.index = cluster.id, old.index
+                new.updated_at = ex.ctx.now()
+        plan = removal_plan(ex, list(pairs), destroy_default=True)
+        results = remove_nodes(ex, self.nodeops, plan)
+        eval_status(ex, cluster.id)
+        if not results.ok:
+            return Outcome.failed(f"Failed in replacing nodes: {results.reason()}")
+        return Outcome.ok("Completed replacing nodes.")

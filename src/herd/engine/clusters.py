@@ -1,0 +1,147 @@
+"""Cluster bookkeeping shared by the action handlers: members, sizes, status."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+
+from herd.domain.sizing import cluster_status_after
+from herd.engine.execution import ActionExecution
+from herd.store import events
+from herd.store.models import ClusterRow, NodeRow
+from herd.store.snapshots import node_snapshot
+from herd.domain.snapshots import NodeSnapshot
+from herd.types import ClusterStatus, NodeStatus
+
+
+def load_cluster(ex: ActionExecution, cluster_id: str | None = None) -> ClusterRow:
+    with ex.ctx.database.read() as session:
+        cluster = session.get(ClusterRow, cluster_id or ex.target)
+    if cluster is None:
+        from herd.errors import NotFound
+
+        raise NotFound("cluster", cluster_id or ex.target)
+    return cluster
+
+
+def members(ex: ActionExecution, cluster_id: str) -> list[NodeRow]:
+    with ex.ctx.database.read() as session:
+        return list(
+            session.scalars(
+                select(NodeRow).where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
+            ).all()
+        )
+
+
+def member_snapshots(ex: ActionExecution, cluster_id: str) -> list[NodeSnapshot]:
+    return [node_snapshot(row) for row in members(ex, cluster_id)]
+
+
+def member_count(ex: ActionExecution, cluster_id: str) -> int:
+    with ex.ctx.database.read() as session:
+        return int(
+            session.scalar(select(func.count()).where(NodeRow.cluster_id == cluster_id)) or 0
+        )
+
+
+def update_cluster(
+    ex: ActionExecution, cluster_id: str, *, event_reason: str | None = None, **values: Any
+) -> ClusterRow:
+    """Change cluster columns in one transaction, with an event when the status changes."""
+    with ex.ctx.database.write() as session:
+        cluster = session.get(ClusterRow, cluster_id)
+        if cluster is None:
+            from herd.errors import NotFound
+
+            raise NotFound("cluster", cluster_id)
+        for key, value in values.items():
+            setattr(cluster, key, value)
+        cluster.updated_at = ex.ctx.now()
+        if "status" in values:
+            events.record(
+                session,
+                otype="CLUSTER",
+                oid=cluster.id,
+                oname=cluster.name,
+                project=cluster.project,
+                user=ex.user,
+                cluster_id=cluster.id,
+                action=ex.action.value,
+                status=str(values["status"]),
+                reason=event_reason or str(values.get("status_reason", "")),
+                now=ex.ctx.now(),
+            )
+        return cluster
+
+
+def eval_status(
+    ex: ActionExecution,
+    cluster_id: str,
+    *,
+    desired: int | None = None,
+    min_size: int | None = None,
+    max_size: int | None = None,
+) -> tuple[ClusterStatus, str]:
+    """Senlin's ``eval_status``: count ACTIVE members and set the cluster's status."""
+    with ex.ctx.database.write() as session:
+        cluster = session.get(ClusterRow, cluster_id)
+        if cluster is None:
+            return ClusterStatus.ERROR, "cluster is gone"
+        if desired is not None:
+            cluster.desired_capacity = desired
+        if min_size is not None:
+            cluster.min_size = min_size
+        if max_size is not None:
+            cluster.max_size = max_size
+        active = int(
+            session.scalar(
+                select(func.count()).where(
+                    NodeRow.cluster_id == cluster_id, NodeRow.status == NodeStatus.ACTIVE.value
+                )
+            )
+            or 0
+        )
+        status, reason = cluster_status_after(
+            ex.action.value, active, cluster.min_size, cluster.desired_capacity, cluster.max_size
+        )
+        changed = cluster.status != status.value or cluster.status_reason != reason
+        cluster.status = status.value
+        cluster.status_reason = reason
+        cluster.updated_at = ex.ctx.now()
+        if changed:
+            events.record(
+                session,
+                otype="CLUSTER",
+                oid=cluster.id,
+                oname=cluster.name,
+                project=cluster.project,
+                user=ex.user,
+                cluster_id=cluster.id,
+                action=ex.action.value,
+                status=status.value,
+                reason=reason,
+                level="INFO" if status is ClusterStatus.ACTIVE else "WARNING",
+                now=ex.ctx.now(),
+            )
+        return status, reason
+
+
+def placements(data: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
+    """Expand a placement policy's ``creation`` decision into one placement per new node."""
+    creation = data.get("creation") or {}
+    spread: list[dict[str, Any]] = []
+    for key, field in (("zones", "zone"), ("regions", "region_name")):
+        for name, many in sorted((creation.get(key) or {}).items()):
+            spread += [{field: name}] * int(many)
+        if spread:
+            break
+    spread = spread[:count]
+    return spread + [{}] * (count - len(spread))
+
+
+def victims_in_order(node_ids: Sequence[str], known: Sequence[str]) -> list[str]:
+    """Keep ``node_ids`` that are still members, in their given order."""
+    present = set(known)
+    return [node_id for node_id in node_ids if node_id in present]

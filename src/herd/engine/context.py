@@ -1,0 +1,36 @@
+"""What every part of the engine shares: settings, store, registries, identity and clock."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from herd.config import Settings
+from herd.store.database import Database
+from herd.store.models import ClusterRow
+
+if TYPE_CHECKING:
+    from herd.drivers.registry import DriverRegistry
+    from herd.policies.registry import PolicyRegistry
+
+
+@dataclass
+class EngineContext:
+    settings: Settings
+    database: Database
+    drivers: DriverRegistry
+    policies: PolicyRegistry
+    engine_id: str
+    clock: Callable[[], float] = field(default=time.time)
+    sleep: Callable[[float], None] = field(default=time.sleep)
+    #: deletes a cluster's regional copies; returns an error text or None (set by the region layer)
+    regions_delete: Callable[[ClusterRow], str | None] | None = None
+
+    def now(self) -> float:
+        return self.clock()
+
+    def dead_before(self) -> float:
+        """Engines whose heartbeat is older than this are dead."""
+        return self.clock() - self.settings.engine_dead_after

@@ -1,0 +1,121 @@
+"""One action while it runs: its stored fields plus the helpers handlers use."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select, update
+
+from herd.engine.context import EngineContext
+from herd.store import events
+from herd.store.models import ActionRow, ClusterRow, NodeRow
+from herd.types import ActionCause, ActionName, ActionStatus
+
+
+class ActionCancelled(Exception):
+    """Raised inside a handler when the action was asked to stop."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a handler ended: SUCCEEDED, FAILED or CANCELLED with a reason."""
+
+    status: ActionStatus
+    reason: str
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def ok(cls, reason: str, **outputs: Any) -> Outcome:
+        return cls(ActionStatus.SUCCEEDED, reason, dict(outputs))
+
+    @classmethod
+    def failed(cls, reason: str, **outputs: Any) -> Outcome:
+        return cls(ActionStatus.FAILED, reason, dict(outputs))
+
+
+class ActionExecution:
+    """A running action. Handlers read ``inputs`` and ``data`` and call the helpers."""
+
+    def __init__(self, ctx: EngineContext, row: ActionRow) -> None:
+        self.ctx = ctx
+        self.id = row.id
+        self.name = row.name
+        self.action = ActionName(row.action)
+        self.target = row.target
+        self.cluster_id = row.cluster_id
+        self.cause = ActionCause(row.cause)
+        self.project = row.project
+        self.user = row.user
+        self.parent_id = row.parent_id
+        self.inputs: dict[str, Any] = dict(row.inputs or {})
+        self.data: dict[str, Any] = dict(row.data or {})
+        self.outputs: dict[str, Any] = dict(row.outputs or {})
+        self.start_time = row.start_time or ctx.now()
+        self.timeout = row.timeout
+        #: a stable seed per action, so a victim choice can be replayed
+        self.seed = zlib.crc32(row.id.encode())
+
+    # -- persistence -------------------------------------------------------------------
+
+    def save_data(self) -> None:
+        with self.ctx.database.write() as session:
+            session.execute(
+                update(ActionRow)
+                .where(ActionRow.id == self.id)
+                .values(data=self.data, outputs=self.outputs, updated_at=self.ctx.now())
+            )
+
+    def check_cancel(self) -> None:
+        """Stop the handler if a cancel was requested or the action timed out."""
+        with self.ctx.database.read() as session:
+            control = session.scalar(select(ActionRow.control).where(ActionRow.id == self.id))
+        if control == "CANCEL":
+            raise ActionCancelled(f"{self.action.value} [{self.id[:8]}] cancelled")
+        if self.timeout > 0 and self.ctx.now() - self.start_time > self.timeout:
+            raise ActionCancelled(f"{self.action.value} [{self.id[:8]}] timeout")
+
+    def wait(self, seconds: float) -> None:
+        """Sleep in short steps, honouring cancel requests (grace periods, hook waits)."""
+        end = self.ctx.now() + max(0.0, seconds)
+        while True:
+            self.check_cancel()
+            left = end - self.ctx.now()
+            if left <= 0:
+                return
+            self.ctx.sleep(min(left, 0.2))
+
+    # -- events ------------------------------------------------------------------------
+
+    def cluster_event(self, cluster: ClusterRow, status: str, reason: str, level: str = "INFO") -> None:
+        with self.ctx.database.write() as session:
+            events.record(
+                session,
+                otype="CLUSTER",
+                oid=cluster.id,
+                oname=cluster.name,
+                project=cluster.project,
+                user=self.user,
+                cluster_id=cluster.id,
+                action=self.action.value,
+                status=status,
+                reason=reason,
+                level=level,
+                now=self.ctx.now(),
+            )
+
+    def node_event_row(self, node: NodeRow, status: str, reason: str, level: str = "INFO") -> dict[str, Any]:
+        """Event fields for a node, for callers that batch events into one transaction."""
+        return {
+            "otype": "NODE",
+            "oid": node.id,
+            "oname": node.name,
+            "project": node.project,
+            "user": self.user,
+            "cluster_id": node.cluster_id,
+            "action": self.action.value,
+            "status": status,
+            "reason": reason,
+            "level": level,
+        }

@@ -1,0 +1,185 @@
+"""Lifecycle hooks: tell someone a node is about to go, and wait for their answer.
+
+For each victim the engine sends one message (a webhook POST, or a post to a
+Zaqar v2 queue) carrying the child action id as ``lifecycle_action_token``. The
+child waits in WAITING_LIFECYCLE_COMPLETION until the API completes it, until
+``hook_deadline`` passes (measured from when the message was sent; a heartbeat
+call moves it), or at once when the message could not be delivered. A late or
+undeliverable hook resolves to the hook's ``default_result``: CONTINUE deletes
+the node, ABANDON keeps it and fails that child with the reason.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from sqlalchemy import select
+
+from herd.engine.context import EngineContext
+from herd.engine.execution import ActionExecution
+from herd.store import actions as action_store
+from herd.store import events
+from herd.store.models import ActionRow, HookDeliveryRow, NodeRow
+from herd.types import ActionStatus
+
+MESSAGE_TTL = 300
+
+
+def hook_message(token: str, node: NodeRow) -> dict[str, Any]:
+    return {
+        "lifecycle_action_token": token,
+        "node_id": node.id,
+        "resource_id": node.physical_id,
+        "cluster_id": node.cluster_id,
+        "lifecycle_transition_type": "termination",
+    }
+
+
+class HookWaiter:
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+
+    # -- sending -----------------------------------------------------------------------
+
+    def send_all(self, ex: ActionExecution, child_ids: list[str], hooks: Mapping[str, Any]) -> None:
+        hook_type = str(hooks.get("type", "zaqar"))
+        params = hooks.get("params") or {}
+        timeout = float(hooks.get("timeout") or 0)
+        with self.ctx.database.read() as session:
+            rows = session.execute(
+                select(ActionRow.id, ActionRow.status, NodeRow)
+                .join(NodeRow, NodeRow.id == ActionRow.target)
+                .where(ActionRow.id.in_(child_ids))
+            ).all()
+        with httpx.Client(timeout=self.ctx.settings.webhook_timeout) as client:
+            for child_id, status, node in rows:
+                if status != ActionStatus.WAITING_LIFECYCLE_COMPLETION.value:
+                    continue
+                message = hook_message(child_id, node)
+                destination, error, attempts = self._deliver(client, hook_type, params, message)
+                self._record(ex, child_id, node, hook_type, destination, error, attempts, timeout)
+
+    def _deliver(
+        self, client: httpx.Client, hook_type: str, params: Mapping[str, Any], message: dict[str, Any]
+    ) -> tuple[str, str | None, int]:
+        if hook_type == "webhook":
+            url = str(params.get("url", ""))
+            request = {"url": url, "json": message, "headers": {}}
+        else:
+            queue = str(params.get("queue", ""))
+            base = (self.ctx.settings.zaqar_url or "").rstrip("/")
+            url = f"{base}/v2/queues/{queue}/messages"
+            request = {
+                "url": url,
+                "json": {"messages": [{"ttl": MESSAGE_TTL, "body": message}]},
+                "headers": {"Client-ID": str(uuid.uuid4())},
+            }
+            if not base:
+                return url, "no Zaqar endpoint is configured (zaqar_url)", 0
+        error: str | None = None
+        attempts = 0
+        for attempt in range(max(1, self.ctx.settings.webhook_retries)):
+            attempts = attempt + 1
+            try:
+                response = client.post(request["url"], json=request["json"], headers=request["headers"])
+                if response.status_code < 300:
+                    return url, None, attempts
+                error = f"HTTP {response.status_code} from {url}"
+                if response.status_code < 500 and response.status_code != 429:
+                    break  # the receiver refused the message; retrying will not help
+            except httpx.HTTPError as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            self.ctx.sleep(min(0.2 * (2**attempt), 2.0))
+        return url, error, attempts
+
+    def _record(
+        self,
+        ex: ActionExecution,
+        child_id: str,
+        node: NodeRow,
+        hook_type: str,
+        destination: str,
+        error: str | None,
+        attempts: int,
+        timeout: float,
+    ) -> None:
+        now = self.ctx.now()
+        with self.ctx.database.write() as session:
+            session.add(
+                HookDeliveryRow(
+                    id=str(uuid.uuid4()),
+                    action_id=child_id,
+                    cluster_id=node.cluster_id or "",
+                    node_id=node.id,
+                    hook_type=hook_type,
+                    destination=destination,
+                    attempts=attempts,
+                    status="FAILED" if error else "SENT",
+                    last_error=error or "",
+                    sent_at=None if error else now,
+                    created_at=now,
+                )
+            )
+            child = session.get(ActionRow, child_id)
+            if child is None:
+                return
+            # An undeliverable message resolves at once; timeout 0 means "do not wait".
+            child.hook_deadline = now if error else now + timeout
+            if error:
+                child.data = {**(child.data or {}), "hook_delivery_error": error}
+            events.record(
+                session,
+                otype="NODE",
+                oid=node.id,
+                oname=node.name,
+                project=node.project,
+                user=ex.user,
+                cluster_id=node.cluster_id,
+                action="LIFECYCLE_HOOK",
+                status="FAILED" if error else "SENT",
+                reason=(
+                    f"Lifecycle hook delivery to {destination} failed after {attempts} attempt(s): {error}"
+                    if error
+                    else f"Lifecycle hook message sent to {destination}; waiting up to {timeout:g}s"
+                ),
+                level="WARNING" if error else "INFO",
+                now=now,
+            )
+
+    # -- waiting -----------------------------------------------------------------------
+
+    def poll(
+        self, ex: ActionExecution, waiting: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """Return (children that may proceed, children abandoned with a reason)."""
+        default_result = str((ex.data.get("hooks") or {}).get("default_result", "CONTINUE")).upper()
+        now = self.ctx.now()
+        ready: list[str] = []
+        abandoned: dict[str, str] = {}
+        with self.ctx.database.write() as session:
+            rows = session.scalars(select(ActionRow).where(ActionRow.id.in_(list(waiting)))).all()
+            for row in rows:
+                result = str((row.data or {}).get("lifecycle_result", "CONTINUE")).upper()
+                if row.status == ActionStatus.READY.value:
+                    if result == "ABANDON":
+                        abandoned[row.id] = "Lifecycle hook completed with ABANDON: node kept."
+                        continue
+                    ready.append(row.id)
+                elif row.status == ActionStatus.CANCELLED.value:
+                    abandoned[row.id] = "Lifecycle hook wait cancelled: node kept."
+                elif row.hook_deadline is not None and now >= row.hook_deadline:
+                    why = (row.data or {}).get("hook_delivery_error")
+                    cause = f"Lifecycle hook not delivered ({why})" if why else "Lifecycle hook timeout"
+                    if default_result == "ABANDON":
+                        abandoned[row.id] = f"{cause}; default_result ABANDON: node kept."
+                    else:
+                        ready.append(row.id)
+                        row.data = {**(row.data or {}), "lifecycle_resolution": f"{cause}; CONTINUE"}
+            for child_id in ready:
+                action_store.set_status(
+                    session, child_id, ActionStatus.RUNNING, "Lifecycle complete.", now
+                )
+        return ready, abandoned

@@ -1,0 +1,375 @@
+"""Creating, deleting and releasing many nodes as child actions of one cluster action.
+
+A parent first *plans*: in one transaction it stores the node rows and one
+child action per node (NODE_CREATE, NODE_DELETE or NODE_LEAVE) linked to it.
+It then *runs* the children: driver calls go to a shared thread pool, and their
+results are written back in batches, so 10,000 simulated nodes cost a few
+hundred transactions instead of tens of thousands. Because the plan is stored
+first, a parent that is resumed after an engine crash runs only the children
+that have not ended, and never creates a node twice.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+
+from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
+from herd.engine.context import EngineContext
+from herd.engine.execution import ActionCancelled, ActionExecution
+from herd.engine.hooks import HookWaiter
+from herd.errors import HerdError
+from herd.store import actions as action_store
+from herd.store import events
+from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow, ProfileRow
+from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
+
+FLUSH_EVERY = 200
+
+
+@dataclass
+class ChildResults:
+    succeeded: list[str] = field(default_factory=list)  # node ids
+    failed: dict[str, str] = field(default_factory=dict)  # node id -> reason
+    abandoned: list[str] = field(default_factory=list)  # node ids kept by a hook
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def reason(self) -> str:
+        return "; ".join(f"{node[:8]}: {why}" for node, why in sorted(self.failed.items()))
+
+
+@dataclass(frozen=True)
+class _Done:
+    child_id: str
+    node_id: str
+    error: str | None
+    resource: CreatedResource | None = None
+
+
+def node_name(cluster: ClusterRow, index: int) -> str:
+    """Senlin's default member name, or the cluster's ``node.name.format``."""
+    pattern = (cluster.config or {}).get("node.name.format")
+    if isinstance(pattern, str) and pattern:
+        return pattern.replace("$nI", str(index)).replace("$nR", uuid.uuid4().hex[:8])
+    return f"node-{cluster.name}-{index:03d}" if cluster.name else f"node-{uuid.uuid4().hex[:8]}"
+
+
+class NodeOperations:
+    """Plans and runs node child actions for a parent action."""
+
+    def __init__(self, ctx: EngineContext, pool: ThreadPoolExecutor) -> None:
+        self.ctx = ctx
+        self.pool = pool
+
+    # -- planning ----------------------------------------------------------------------
+
+    def plan_create(
+        self,
+        ex: ActionExecution,
+        cluster_id: str,
+        placements: Sequence[Mapping[str, Any]],
+        *,
+        names: Sequence[tuple[str, int]] | None = None,
+    ) -> list[str]:
+        """Store node rows and NODE_CREATE children; return the child action ids.
+
+        ``names`` gives (name, index) pairs to reuse (replacement keeps a member's
+        name and index); otherwise new indexes are taken from the cluster.
+        """
+        now = self.ctx.now()
+        child_ids: list[str] = []
+        with self.ctx.database.write() as session:
+            cluster = session.get(ClusterRow, cluster_id)
+            if cluster is None:
+                raise HerdError(f"Cluster {cluster_id} disappeared")
+            nodes: list[NodeRow] = []
+            for position, placement in enumerate(placements):
+                if names is not None:
+                    name, index = names[position]
+                else:
+                    index = cluster.next_index
+                    cluster.next_index += 1
+                    name = node_name(cluster, index)
+                node = NodeRow(
+                    id=str(uuid.uuid4()),
+                    name=name,
+                    physical_id=None,
+                    cluster_id=cluster.id,
+                    profile_id=cluster.profile_id,
+                    index=index,
+                    role="",
+                    init_at=now,
+                    created_at=None,
+                    updated_at=now,
+                    status=NodeStatus.CREATING.value,
+                    status_reason="Creation in progress",
+                    health="UNKNOWN",
+                    health_reason="",
+                    tainted=False,
+                    meta_data={},
+                    data={"placement": dict(placement)} if placement else {},
+                    dependents={},
+                    user=ex.user,
+                    project=cluster.project,
+                    domain="",
+                )
+                nodes.append(node)
+                child = action_store.new_action(
+                    action=ActionName.NODE_CREATE,
+                    target=node.id,
+                    cluster_id=cluster.id,
+                    project=cluster.project,
+                    user=ex.user,
+                    cause=ActionCause.DERIVED,
+                    status=ActionStatus.RUNNING,
+                    parent_id=ex.id,
+                    owner=self.ctx.engine_id,
+                    now=now,
+                )
+                child_ids.append(child.id)
+                session.add(node)
+                session.add(child)
+                action_store.add_dependency(session, child.id, ex.id)
+            session.flush()
+        return child_ids
+
+    def plan_removal(
+        self,
+        ex: ActionExecution,
+        node_ids: Iterable[str],
+        *,
+        destroy: bool,
+        hooks: Mapping[str, Any] | None = None,
+    ) -> list[str]:
+        """Store NODE_DELETE (or NODE_LEAVE when not destroying) children for ``node_ids``.
+
+        With lifecycle hooks, children of ACTIVE nodes start in
+        WAITING_LIFECYCLE_COMPLETION and the hook message is sent after commit.
+        """
+        now = self.ctx.now()
+        verb = ActionName.NODE_DELETE if destroy else ActionName.NODE_LEAVE
+        wait_for_hook = bool(hooks) and bool(hooks.get("type") if hooks else None)
+        child_ids: list[str] = []
+        with self.ctx.database.write() as session:
+            rows = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(node_ids)))).all()
+            for node in rows:
+                hooked = (
+                    wait_for_hook and node.status == NodeStatus.ACTIVE.value and node.physical_id
+                )
+                child = action_store.new_action(
+                    action=verb,
+                    target=node.id,
+                    cluster_id=node.cluster_id,
+                    project=node.project,
+                    user=ex.user,
+                    cause=ActionCause.DERIVED_LCH if hooked else ActionCause.DERIVED,
+                    status=(
+                        ActionStatus.WAITING_LIFECYCLE_COMPLETION
+                        if hooked
+                        else ActionStatus.RUNNING
+                    ),
+                    parent_id=ex.id,
+                    owner=self.ctx.engine_id,
+                    now=now,
+                )
+                session.add(child)
+                action_store.add_dependency(session, child.id, ex.id)
+                lock = session.get(NodeLockRow, node.id)
+                if lock is None:
+                    session.add(NodeLockRow(node_id=node.id, action_id=child.id, updated_at=now))
+                else:
+                    lock.action_id = child.id
+                    lock.updated_at = now
+                child_ids.append(child.id)
+        if wait_for_hook and hooks:
+            HookWaiter(self.ctx).send_all(ex, child_ids, hooks)
+        return child_ids
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self, ex: ActionExecution, child_ids: Sequence[str] | None = None) -> ChildResults:
+        """Run every unfinished child of ``ex`` (or just ``child_ids``) and collect results."""
+        results = ChildResults()
+        waiter = HookWaiter(self.ctx)
+        pending: dict[Future[_Done], str] = {}
+        done_buffer: list[_Done] = []
+        with self.ctx.database.read() as session:
+            query = select(ActionRow).where(ActionRow.parent_id == ex.id)
+            rows = [r for r in session.scalars(query).all() if not child_ids or r.id in child_ids]
+        waiting = {r.id: r.target for r in rows if r.status == ActionStatus.WAITING_LIFECYCLE_COMPLETION}
+        for row in rows:
+            status = ActionStatus(row.status)
+            if status is ActionStatus.SUCCEEDED:
+                results.succeeded.append(row.target)
+            elif status.is_final:
+                results.failed[row.target] = row.status_reason or status.value
+            elif row.id not in waiting:
+                pending[self._submit(row.id, ActionName(row.action), row.target)] = row.id
+        try:
+            while pending or waiting:
+                if waiting:
+                    ready, abandoned = waiter.poll(ex, waiting)
+                    for child_id in ready:
+                        target = waiting.pop(child_id)
+                        row_action = self._child_action(child_id)
+                        pending[self._submit(child_id, row_action, target)] = child_id
+                    for child_id, reason in abandoned.items():
+                        results.abandoned.append(waiting.pop(child_id))
+                        self._abandon(ex, child_id, reason)
+                if pending:
+                    finished, _ = wait(list(pending), timeout=0.2, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        pending.pop(future)
+                        done_buffer.append(future.result())
+                    if len(done_buffer) >= FLUSH_EVERY or not pending:
+                        self._flush(ex, done_buffer, results)
+                        done_buffer = []
+                else:
+                    self.ctx.sleep(0.2)
+                ex.check_cancel()
+        except ActionCancelled:
+            for future in pending:
+                future.cancel()
+            for future in list(pending):
+                if not future.cancelled():
+                    done_buffer.append(future.result())
+            self._flush(ex, done_buffer, results)
+            self._cancel_unfinished(ex)
+            raise
+        self._flush(ex, done_buffer, results)
+        return results
+
+    def _child_action(self, child_id: str) -> ActionName:
+        with self.ctx.database.read() as session:
+            return ActionName(session.scalar(select(ActionRow.action).where(ActionRow.id == child_id)))
+
+    def _submit(self, child_id: str, verb: ActionName, node_id: str) -> Future[_Done]:
+        if verb is ActionName.NODE_CREATE:
+            return self.pool.submit(self._create_one, child_id, node_id)
+        if verb is ActionName.NODE_LEAVE:
+            return self.pool.submit(lambda: _Done(child_id, node_id, None))
+        return self.pool.submit(self._delete_one, child_id, node_id)
+
+    def _create_one(self, child_id: str, node_id: str) -> _Done:
+        with self.ctx.database.read() as session:
+            node = session.get(NodeRow, node_id)
+            profile = session.get(ProfileRow, node.profile_id) if node else None
+            cluster_id = node.cluster_id if node else None
+        if node is None or profile is None:
+            return _Done(child_id, node_id, "node or profile disappeared")
+        if node.physical_id:  # adopted after an engine restart: the resource already exists
+            return _Done(child_id, node_id, None, CreatedResource(node.physical_id, dict(node.data)))
+        try:
+            driver = self.ctx.drivers.get(profile.type)
+            properties = driver.validate_properties(profile.spec.get("properties", {}))
+            request = NodeRequest(
+                node_id=node.id,
+                name=node.name,
+                index=node.index,
+                cluster_id=cluster_id,
+                properties=properties,
+                placement=dict((node.data or {}).get("placement") or {}),
+                metadata=dict(node.meta_data or {}),
+            )
+            return _Done(child_id, node_id, None, driver.create(request))
+        except HerdError as exc:
+            return _Done(child_id, node_id, f"Failed in creating node: {exc}")
+        except Exception as exc:  # a driver bug must not hang the parent
+            return _Done(child_id, node_id, f"Failed in creating node: {exc!r}")
+
+    def _delete_one(self, child_id: str, node_id: str) -> _Done:
+        with self.ctx.database.write() as session:
+            node = session.get(NodeRow, node_id)
+            if node is None:
+                return _Done(child_id, node_id, None)
+            node.status = NodeStatus.DELETING.value
+            node.status_reason = "Deletion in progress"
+            profile = session.get(ProfileRow, node.profile_id)
+            ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), {})
+            profile_type = profile.type if profile else ""
+            spec = dict(profile.spec.get("properties", {})) if profile else {}
+        try:
+            if ref.physical_id:
+                driver = self.ctx.drivers.get(profile_type)
+                properties = driver.validate_properties(spec)
+                driver.delete(ResourceRef(ref.node_id, ref.physical_id, ref.data, properties))
+            return _Done(child_id, node_id, None)
+        except HerdError as exc:
+            return _Done(child_id, node_id, f"Failed in deleting node: {exc}")
+        except Exception as exc:
+            return _Done(child_id, node_id, f"Failed in deleting node: {exc!r}")
+
+    # -- writing results ---------------------------------------------------------------
+
+    def _flush(self, ex: ActionExecution, done: list[_Done], results: ChildResults) -> None:
+        if not done:
+            return
+        now = self.ctx.now()
+        with self.ctx.database.write() as session:
+            for item in done:
+                child = session.get(ActionRow, item.child_id)
+                node = session.get(NodeRow, item.node_id)
+                verb = ActionName(child.action) if child else ActionName.NODE_DELETE
+                if item.error is None:
+                    results.succeeded.append(item.node_id)
+                    reason = self._apply_success(session, ex, verb, node, item, now)
+                    action_store.set_status(session, item.child_id, ActionStatus.SUCCEEDED, reason, now)
+                else:
+                    results.failed[item.node_id] = item.error
+                    if node is not None:
+                        node.status = NodeStatus.ERROR.value
+                        node.status_reason = item.error
+                        node.updated_at = now
+                        events.record(session, now=now, **ex.node_event_row(node, "ERROR", item.error, "ERROR"))
+                    action_store.set_status(session, item.child_id, ActionStatus.FAILED, item.error, now)
+                session.query(NodeLockRow).filter(NodeLockRow.action_id == item.child_id).delete()
+
+    def _apply_success(
+        self, session: Any, ex: ActionExecution, verb: ActionName, node: NodeRow | None,
+        item: _Done, now: float,
+    ) -> str:
+        if node is None:
+            return "Node already gone."
+        if verb is ActionName.NODE_CREATE and item.resource is not None:
+            node.physical_id = item.resource.physical_id
+            node.data = {**(node.data or {}), **item.resource.data}
+            node.status = NodeStatus.ACTIVE.value
+            node.status_reason = "Creation succeeded"
+            node.created_at = node.created_at or now
+            node.updated_at = now
+            events.record(session, now=now, **ex.node_event_row(node, "ACTIVE", "Creation succeeded"))
+            return "Node created successfully."
+        if verb is ActionName.NODE_LEAVE:
+            node.cluster_id = None
+            node.index = -1
+            node.updated_at = now
+            node.status_reason = "Node left cluster"
+            events.record(session, now=now, **ex.node_event_row(node, node.status, "Node left cluster"))
+            return "Node left cluster."
+        events.record(session, now=now, **ex.node_event_row(node, "DELETED", "Node deleted successfully."))
+        session.delete(node)
+        return "Node deleted successfully."
+
+    def _abandon(self, ex: ActionExecution, child_id: str, reason: str) -> None:
+        now = self.ctx.now()
+        with self.ctx.database.write() as session:
+            action_store.set_status(session, child_id, ActionStatus.FAILED, reason, now)
+            session.query(NodeLockRow).filter(NodeLockRow.action_id == child_id).delete()
+
+    def _cancel_unfinished(self, ex: ActionExecution) -> None:
+        now = self.ctx.now()
+        with self.ctx.database.write() as session:
+            for child in action_store.children(session, ex.id):
+                if not ActionStatus(child.status).is_final:
+                    action_store.set_status(
+                        session, child.id, ActionStatus.CANCELLED, "Action execution cancelled", now
+                    )
+                    session.query(NodeLockRow).filter(NodeLockRow.action_id == child.id).delete()

@@ -1,0 +1,149 @@
+"""Taking over after a dead engine, and matching real resources with node rows.
+
+An engine is dead when its heartbeat is older than ``engine_dead_after``, or at
+once when it ran on this host and its process is gone (a ``kill -9`` followed
+by a restart need not wait for the heartbeat to age). Its unfinished top-level
+actions go back to READY and are run again from their stored plan; their
+children keep their state, so nothing is created twice. Then every resource a
+driver can see is matched with its node row: a resource without a row is
+destroyed (an orphan), a row still being created that has a resource adopts it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from sqlalchemy import select
+
+from herd.drivers.base import ResourceRef
+from herd.engine.context import EngineContext
+from herd.errors import HerdError
+from herd.store import actions as action_store
+from herd.store import events
+from herd.store.models import ActionRow, EngineRow, NodeRow, ProfileRow
+from herd.types import ACTIVE_ACTION_STATUSES, ActionStatus, NodeStatus
+
+log = logging.getLogger(__name__)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def dead_engines(ctx: EngineContext) -> list[str]:
+    host = socket.gethostname()
+    dead_before = ctx.dead_before()
+    with ctx.database.read() as session:
+        rows = session.scalars(select(EngineRow).where(EngineRow.id != ctx.engine_id)).all()
+    return [
+        row.id for row in rows
+        if row.heartbeat_at < dead_before or (row.host == host and not _pid_alive(row.pid))
+    ]
+
+
+def take_over(ctx: EngineContext) -> int:
+    """Resume the actions of dead engines; return how many top-level actions were re-queued."""
+    dead = set(dead_engines(ctx))
+    now = ctx.now()
+    requeued = 0
+    with ctx.database.write() as session:
+        live = set(session.scalars(select(EngineRow.id)).all()) - dead
+        unfinished = session.scalars(
+            select(ActionRow).where(
+                ActionRow.owner.is_not(None),
+                ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+            )
+        ).all()
+        for action in unfinished:
+            if action.owner in live:
+                continue
+            previous = action.owner or ""
+            action.owner = None
+            if action.parent_id is None:
+                requeued += 1
+                action.status = ActionStatus.READY.value
+                action.status_reason = (
+                    f"Resumed: engine {previous[:8]} stopped while running this action."
+                )
+                action.updated_at = now
+                events.record(
+                    session, otype="CLUSTER" if action.action.startswith("CLUSTER") else "NODE",
+                    oid=action.target, oname=action.name, project=action.project,
+                    cluster_id=action.cluster_id, action=action.action, status="RESUMED",
+                    reason=action.status_reason, level="WARNING", now=now,
+                )
+        for engine_id in dead:
+            row = session.get(EngineRow, engine_id)
+            if row is not None:
+                session.delete(row)
+    if requeued:
+        log.warning("re-queued %d action(s) of stopped engines", requeued)
+    return requeued
+
+
+def reconcile_resources(ctx: EngineContext) -> dict[str, int]:
+    """Adopt resources whose rows are still being created; destroy resources without rows."""
+    counts = {"adopted": 0, "orphans_destroyed": 0}
+    unique = {id(d): d for d in (ctx.drivers.get(name) for name in ctx.drivers.names())}
+    for driver in unique.values():
+        try:
+            found = driver.discover()
+        except HerdError as exc:
+            log.warning("cannot list resources of %s: %s", driver.profile_type, exc)
+            continue
+        if not found:
+            continue
+        with ctx.database.write() as session:
+            rows = {
+                row.id: row
+                for row in session.scalars(select(NodeRow).where(NodeRow.id.in_(list(found)))).all()
+            }
+            for node_id, resource in found.items():
+                row = rows.get(node_id)
+                if row is not None and row.physical_id in (None, resource.physical_id):
+                    if row.physical_id is None:
+                        row.physical_id = resource.physical_id
+                        row.data = {**(row.data or {}), **resource.data}
+                        counts["adopted"] += 1
+                    continue
+                properties = {}
+                if row is not None:
+                    profile = session.get(ProfileRow, row.profile_id)
+                    if profile is not None:
+                        properties = driver.validate_properties(profile.spec.get("properties", {}))
+                try:
+                    driver.delete(ResourceRef(node_id, resource.physical_id, resource.data, properties))
+                    counts["orphans_destroyed"] += 1
+                except HerdError as exc:
+                    log.warning("cannot destroy orphan %s: %s", resource.physical_id, exc)
+    return counts
+
+
+def fail_stuck_children(ctx: EngineContext) -> None:
+    """Children whose parent has ended can never be run again: end them too."""
+    now = ctx.now()
+    with ctx.database.write() as session:
+        children = session.scalars(
+            select(ActionRow).where(
+                ActionRow.parent_id.is_not(None),
+                ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+            )
+        ).all()
+        for child in children:
+            parent = session.get(ActionRow, child.parent_id)
+            if parent is None or ActionStatus(parent.status).is_final:
+                action_store.set_status(
+                    session, child.id, ActionStatus.FAILED,
+                    "Parent action ended before this action ran.", now, owner=None,
+                )
+                node = session.get(NodeRow, child.target)
+                if node is not None and node.status in (NodeStatus.CREATING.value, NodeStatus.DELETING.value):
+                    node.status = NodeStatus.ERROR.value
+                    node.status_reason = "Interrupted: its action ended before it finished."

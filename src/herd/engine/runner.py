@@ -1,0 +1,143 @@
+"""Running one claimed action: locks, BEFORE checks, the handler, AFTER checks, the end.
+
+The runner owns everything around a handler so that handlers only say what an
+action does. Any exception a handler lets escape fails the action with its
+text; nothing is left RUNNING and every lock the action took is released.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+
+from herd.engine.context import EngineContext
+from herd.engine.execution import ActionCancelled, ActionExecution, Outcome
+from herd.engine.policy_check import policy_check
+from herd.errors import HerdError
+from herd.store import actions as action_store
+from herd.store import events, locks
+from herd.store.models import ActionRow, NodeRow
+from herd.types import ActionCause, ActionName, ActionStatus, LockScope, Phase
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[ActionExecution], Outcome]
+
+#: actions that run no policy checks (policy bookkeeping itself)
+UNCHECKED = {
+    ActionName.CLUSTER_ATTACH_POLICY,
+    ActionName.CLUSTER_DETACH_POLICY,
+    ActionName.CLUSTER_UPDATE_POLICY,
+    ActionName.PROFILE_DELETE,
+    ActionName.POLICY_DELETE,
+}
+
+
+class LockBusy(Exception):
+    pass
+
+
+class ActionRunner:
+    def __init__(self, ctx: EngineContext, handlers: dict[ActionName, Handler]) -> None:
+        self.ctx = ctx
+        self.handlers = handlers
+
+    def run(self, action_id: str) -> None:
+        with self.ctx.database.read() as session:
+            row = session.get(ActionRow, action_id)
+        if row is None:
+            return
+        ex = ActionExecution(self.ctx, row)
+        try:
+            outcome = self._run_locked(ex)
+        except LockBusy as busy:
+            self._requeue_or_fail(ex, row.retries, str(busy))
+            return
+        except ActionCancelled as cancelled:
+            outcome = Outcome(ActionStatus.CANCELLED, str(cancelled))
+        except HerdError as exc:
+            outcome = Outcome.failed(str(exc))
+        except Exception as exc:  # a bug: fail the action with the text, keep the engine alive
+            log.error("action %s crashed:\n%s", action_id, traceback.format_exc())
+            outcome = Outcome.failed(f"Unexpected error: {exc!r}")
+        self._finish(ex, outcome)
+
+    def _run_locked(self, ex: ActionExecution) -> Outcome:
+        handler = self.handlers.get(ex.action)
+        if handler is None:
+            return Outcome.failed(f"Action {ex.action.value} is not supported by this engine.")
+        self._take_locks(ex)
+        checked = ex.action not in UNCHECKED and (
+            ex.action.is_cluster_action or ex.cause in (ActionCause.RPC,)
+        )
+        if checked:
+            before = policy_check(ex, Phase.BEFORE)
+            if not before.ok:
+                prefix = "Policy check failure" if ex.action.is_cluster_action else "Policy check"
+                return Outcome.failed(f"{prefix}: {before.reason}")
+        outcome = handler(ex)
+        if checked and outcome.status is ActionStatus.SUCCEEDED:
+            ex.inputs["action_result"] = "OK"
+            after = policy_check(ex, Phase.AFTER)
+            if not after.ok:
+                prefix = "Policy check failure" if ex.action.is_cluster_action else "Policy check"
+                return Outcome.failed(f"{prefix}: {after.reason}", **outcome.outputs)
+        return outcome
+
+    def _take_locks(self, ex: ActionExecution) -> None:
+        now = self.ctx.now()
+        dead_before = self.ctx.dead_before()
+        with self.ctx.database.write() as session:
+            if ex.action.is_cluster_action:
+                if not locks.acquire_cluster(session, ex.target, ex.id, LockScope.CLUSTER, now, dead_before):
+                    raise LockBusy("Failed in locking cluster")
+                return
+            node = session.get(NodeRow, ex.target)
+            if node is not None and node.cluster_id and ex.cause is ActionCause.RPC:
+                if not locks.acquire_cluster(session, node.cluster_id, ex.id, LockScope.NODE, now, dead_before):
+                    raise LockBusy("Failed in locking cluster")
+            if node is not None and not locks.acquire_node(session, node.id, ex.id, now, dead_before):
+                raise LockBusy("Failed in locking node")
+
+    def _requeue_or_fail(self, ex: ActionExecution, retries: int, reason: str) -> None:
+        now = self.ctx.now()
+        with self.ctx.database.write() as session:
+            locks.release_all(session, ex.id)
+            if retries < self.ctx.settings.lock_retry_times:
+                action_store.set_status(
+                    session, ex.id, ActionStatus.READY, "The action was abandoned.", now,
+                    owner=None, retries=retries + 1,
+                )
+            else:
+                action_store.set_status(session, ex.id, ActionStatus.FAILED, reason, now)
+        if retries < self.ctx.settings.lock_retry_times:
+            self.ctx.sleep(self.ctx.settings.lock_retry_interval)
+
+    def _finish(self, ex: ActionExecution, outcome: Outcome) -> None:
+        now = self.ctx.now()
+        reason = outcome.reason
+        if outcome.status is ActionStatus.SUCCEEDED and not reason:
+            reason = "Action completed successfully."
+        with self.ctx.database.write() as session:
+            row = session.get(ActionRow, ex.id)
+            if row is None:
+                return
+            row.outputs = {**ex.outputs, **outcome.outputs}
+            row.data = ex.data
+            action_store.set_status(session, ex.id, outcome.status, reason, now)
+            locks.release_all(session, ex.id)
+            events.record(
+                session,
+                otype="CLUSTER" if ex.action.is_cluster_action else "NODE",
+                oid=ex.target,
+                oname=ex.name,
+                project=ex.project,
+                user=ex.user,
+                cluster_id=ex.cluster_id,
+                action=ex.action.value,
+                status=outcome.status.value,
+                reason=reason,
+                level="INFO" if outcome.status is ActionStatus.SUCCEEDED else "ERROR",
+                now=now,
+            )

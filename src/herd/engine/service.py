@@ -1,0 +1,179 @@
+"""The engine process: heartbeat, take-over of dead engines, and the dispatcher.
+
+Threads, not asyncio (docs/architecture.md says why): drivers block on
+processes and sockets, SQLAlchemy sessions are synchronous, and a handler that
+waits for a lifecycle hook simply sleeps in its own thread. Top-level actions
+run on a worker pool; their node-level driver calls run on a second pool so a
+parent waiting for its children can never starve them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from sqlalchemy import update
+
+from herd.config import Settings
+from herd.engine.actions import handler_table
+from herd.engine.context import EngineContext
+from herd.engine.nodeops import NodeOperations
+from herd.engine.recovery import fail_stuck_children, reconcile_resources, take_over
+from herd.engine.runner import ActionRunner
+from herd.store import actions as action_store
+from herd.store.database import Database
+from herd.store.models import EngineRow
+
+if TYPE_CHECKING:
+    from herd.drivers.registry import DriverRegistry
+    from herd.policies.registry import PolicyRegistry
+
+log = logging.getLogger(__name__)
+
+
+class EngineService:
+    """Claims READY actions from the store and runs them until stopped."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        database: Database,
+        drivers: DriverRegistry,
+        policies: PolicyRegistry,
+        *,
+        engine_id: str | None = None,
+    ) -> None:
+        self.ctx = EngineContext(
+            settings=settings,
+            database=database,
+            drivers=drivers,
+            policies=policies,
+            engine_id=engine_id or str(uuid.uuid4()),
+        )
+        self.workers = ThreadPoolExecutor(settings.engine_workers, thread_name_prefix="herd-action")
+        self.child_pool = ThreadPoolExecutor(
+            max(32, settings.engine_workers * 2), thread_name_prefix="herd-node"
+        )
+        self.nodeops = NodeOperations(self.ctx, self.child_pool)
+        self.runner = ActionRunner(self.ctx, handler_table(self.nodeops, self.child_pool))
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def engine_id(self) -> str:
+        return self.ctx.engine_id
+
+    def start(self) -> None:
+        now = self.ctx.now()
+        with self.ctx.database.write() as session:
+            session.add(
+                EngineRow(
+                    id=self.engine_id, host=socket.gethostname(), pid=os.getpid(),
+                    started_at=now, heartbeat_at=now,
+                )
+            )
+        take_over(self.ctx)
+        fail_stuck_children(self.ctx)
+        counts = reconcile_resources(self.ctx)
+        if any(counts.values()):
+            log.warning("resource reconciliation: %s", counts)
+        for target, name in ((self._heartbeat_loop, "herd-heartbeat"), (self._dispatch_loop, "herd-dispatcher")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def notify(self) -> None:
+        """Wake the dispatcher now (the API calls this after storing an action)."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout)
+        self.workers.shutdown(wait=True, cancel_futures=True)
+        self.child_pool.shutdown(wait=False, cancel_futures=True)
+        with self.ctx.database.write() as session:
+            row = session.get(EngineRow, self.engine_id)
+            if row is not None:
+                session.delete(row)
+
+    # -- loops -------------------------------------------------------------------------
+
+    def _heartbeat_loop(self) -> None:
+        beats = 0
+        while not self._stop.wait(self.ctx.settings.engine_heartbeat_interval):
+            try:
+                with self.ctx.database.write() as session:
+                    session.execute(
+                        update(EngineRow)
+                        .where(EngineRow.id == self.engine_id)
+                        .values(heartbeat_at=self.ctx.now())
+                    )
+                beats += 1
+                if beats % 3 == 0 and take_over(self.ctx):
+                    self._wake.set()
+            except Exception:  # the heartbeat must outlive a database hiccup
+                log.exception("engine heartbeat failed")
+
+    def _dispatch_loop(self) -> None:
+        while not self._stop.is_set():
+            with self._lock:
+                free = self.ctx.settings.engine_workers - self._in_flight
+            claimed: list[str] = []
+            if free > 0:
+                try:
+                    with self.ctx.database.write() as session:
+                        claimed = action_store.claim_ready(session, self.engine_id, free, self.ctx.now())
+                except Exception:
+                    log.exception("claiming actions failed")
+            for action_id in claimed:
+                with self._lock:
+                    self._in_flight += 1
+                self.workers.submit(self._run, action_id)
+            if not claimed:
+                self._wake.wait(self.ctx.settings.engine_poll_interval * 4)
+                self._wake.clear()
+
+    def _run(self, action_id: str) -> None:
+        try:
+            self.runner.run(action_id)
+        except Exception:
+            log.exception("action %s failed outside its handler", action_id)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+            self._wake.set()
+
+
+def build_engine(settings: Settings, database: Database) -> EngineService:
+    from herd.drivers.registry import default_driver_registry
+    from herd.policies.registry import default_policy_registry
+
+    return EngineService(
+        settings, database, default_driver_registry(settings.data_dir), default_policy_registry()
+    )
+
+
+def run_forever(settings: Settings) -> None:
+    """``herd engine``: run an engine without the API until SIGINT or SIGTERM."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    database = Database(settings.database_url())
+    database.migrate()
+    engine = build_engine(settings, database)
+    stopped = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopped.set())
+    engine.start()
+    log.info("herd engine %s running on %s", engine.engine_id, settings.database_url())
+    stopped.wait()
+    engine.stop()

@@ -1,0 +1,301 @@
+"""Validate any iallocator answer (herd's or hail's) against its request.
+
+Checks the envelope and result shapes Ganeti validates, that moved plus
+failed is exactly the requested set, that the jobs take every moved instance
+to the nodes the answer names through valid opcodes, hard resource limits in
+every state the jobs pass through, and that the jobs' ``depends`` make every
+parallel execution safe (the model of :mod:`herd.planner.jobs`). Soft limits
+(N+1, vcpu and spindle ratios) are reported as warnings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from herd.planner.cluster import NO_NODE, ClusterState, uses_memory
+from herd.planner.jobs import DependencyModel, job_effect, node_room, sequential_peaks
+from herd.planner.model import (
+    AllocateRequest,
+    ChangeGroupRequest,
+    ClusterData,
+    NodeEvacuateRequest,
+    RelocateRequest,
+)
+from herd.planner.score import cluster_score
+
+ACCEPTED_OPCODES = {"OP_INSTANCE_FAILOVER", "OP_INSTANCE_MIGRATE", "OP_INSTANCE_REPLACE_DISKS"}
+
+
+@dataclass
+class CheckReport:
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    score_before: float = 0.0
+    score_after: float = 0.0
+    moved: int = 0
+    failed: int = 0
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+
+def check_answer(data: ClusterData, answer: Any, max_resyncs_per_node: int = 0) -> CheckReport:
+    """Validate ``answer`` (the decoded JSON) against the parsed request.
+
+    Args:
+        data: the parsed request.
+        answer: the decoded answer object.
+        max_resyncs_per_node: when positive, also require that no more than
+            this many DRBD resyncs can run at once on a node.
+
+    Returns:
+        The report; ``valid`` is False when any error was found.
+    """
+    report = CheckReport()
+    state = ClusterState(data)
+    report.score_before = report.score_after = cluster_score(state)
+    if not isinstance(answer, dict) or not {"success", "info", "result"} <= set(answer):
+        report.errors.append("answer must be a dict with success, info and result")
+        return report
+    if not isinstance(answer["success"], bool) or not isinstance(answer["info"], str):
+        report.errors.append("success must be a bool and info a string")
+        return report
+    request = data.request
+    if isinstance(request, ChangeGroupRequest | NodeEvacuateRequest):
+        _check_relocation(state, request, answer, report, max_resyncs_per_node)
+    elif answer["success"] and isinstance(request, AllocateRequest | RelocateRequest):
+        _check_nodes(state, request, answer["result"], report)
+    return report
+
+
+def _check_nodes(
+    state: ClusterState, request: AllocateRequest | RelocateRequest, result: Any, report: CheckReport
+) -> None:
+    if not isinstance(result, list) or not all(isinstance(n, str) for n in result):
+        report.errors.append("result must be a list of node names")
+        return
+    for name in result:
+        if name not in state.node_index:
+            report.errors.append(f"unknown node {name}")
+        elif state.offline[state.node_index[name]]:
+            report.errors.append(f"node {name} is offline or drained")
+    groups = {int(state.group[state.node_index[n]]) for n in result if n in state.node_index}
+    if len(groups) > 1:
+        report.errors.append("nodes of one instance must be in one group")
+    if isinstance(request, AllocateRequest) and len(result) != request.required_nodes:
+        report.errors.append(f"expected {request.required_nodes} nodes, got {len(result)}")
+
+
+def _check_relocation(
+    state: ClusterState,
+    request: ChangeGroupRequest | NodeEvacuateRequest,
+    answer: dict[str, Any],
+    report: CheckReport,
+    max_resyncs: int,
+) -> None:
+    result = answer["result"]
+    if not answer["success"]:
+        report.errors.append(f"request failed: {answer['info']}")
+        return
+    if not isinstance(result, list) or len(result) != 3:
+        report.errors.append("result must be [moved, failed, jobs]")
+        return
+    moved, failed, jobs = result
+    names: list[str] = []
+    targets: dict[str, tuple[str, list[str]]] = {}
+    for entry in moved if isinstance(moved, list) else [None]:
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 3
+            or not all(isinstance(x, str) and x for x in entry[:2])
+            or not isinstance(entry[2], list)
+            or not all(isinstance(n, str) and n for n in entry[2])
+        ):
+            report.errors.append(f"malformed moved entry {entry!r}")
+            return
+        names.append(entry[0])
+        targets[entry[0]] = (entry[1], entry[2])
+    for entry in failed if isinstance(failed, list) else [None]:
+        if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str):
+            report.errors.append(f"malformed failed entry {entry!r}")
+            return
+        names.append(entry[0])
+    report.moved, report.failed = len(targets), len(names) - len(targets)
+    if len(names) != len(set(names)):
+        report.errors.append("an instance appears more than once in moved/failed")
+    if set(names) != set(request.instances):
+        missing = sorted(set(request.instances) - set(names))
+        extra = sorted(set(names) - set(request.instances))
+        report.errors.append(f"moved+failed != requested (missing {missing}, extra {extra})")
+    if not isinstance(jobs, list) or not all(
+        isinstance(job, list) and job and all(isinstance(op, dict) for op in job) for job in jobs
+    ):
+        report.errors.append("jobs must be a list of non-empty lists of opcode dicts")
+        return
+    _simulate(state, request, targets, jobs, report, max_resyncs)
+
+
+def _depends(job: list[dict[str, Any]], index: int, report: CheckReport) -> list[int]:
+    found = []
+    for op in job:
+        for dep in op.get("depends") or []:
+            if (
+                not isinstance(dep, list)
+                or len(dep) != 2
+                or not isinstance(dep[0], int)
+                or dep[0] >= 0
+                or index + dep[0] < 0
+            ):
+                report.errors.append(f"job {index}: invalid depends {dep!r}")
+                continue
+            found.append(index + dep[0])
+    return found
+
+
+def _simulate(
+    state: ClusterState,
+    request: ChangeGroupRequest | NodeEvacuateRequest,
+    targets: dict[str, tuple[str, list[str]]],
+    jobs: list[list[dict[str, Any]]],
+    report: CheckReport,
+    max_resyncs: int,
+) -> None:
+    sim = state.copy()
+    source_group = {n: int(state.group[state.pri[state.inst_index[n]]]) for n in request.instances}
+    touched: set[str] = set()
+    effects = []
+    deps = []
+    for index, job in enumerate(jobs):
+        deps.append(_depends(job, index, report))
+        names = {op.get("instance_name") for op in job}
+        if len(names) != 1 or not isinstance(next(iter(names)), str):
+            report.errors.append(f"job {index}: opcodes must all name one instance")
+            return
+        name = str(next(iter(names)))
+        if name not in targets:
+            report.errors.append(f"job {index}: instance {name} is not in the moved list")
+            return
+        touched.add(name)
+        i = sim.inst_index[name]
+        path = [(int(sim.pri[i]), int(sim.sec[i]))]
+        for op in job:
+            step = _apply(sim, i, op, report, index)
+            if step is None:
+                return
+            path.append(step)
+        effects.append(job_effect(sim.specs[i], path))
+    for name, (group_name, nodes) in targets.items():
+        if name not in touched and nodes:
+            i = sim.inst_index[name]
+            current = [sim.node_names[n] for n in (sim.pri[i], sim.sec[i]) if n != NO_NODE]
+            if current != nodes:
+                report.errors.append(f"{name}: no job moves it to {nodes}")
+            continue
+        i = sim.inst_index[name]
+        final = [sim.node_names[n] for n in (int(sim.pri[i]), int(sim.sec[i])) if n != NO_NODE]
+        if final != nodes:
+            report.errors.append(f"{name}: jobs end on {final}, answer says {nodes}")
+        group = sim.groups[int(sim.group[sim.pri[i]])]
+        if group.name != group_name:
+            report.errors.append(f"{name}: ends in group {group.name}, answer says {group_name}")
+        moved_group = int(sim.group[sim.pri[i]])
+        if isinstance(request, NodeEvacuateRequest) and moved_group != source_group[name]:
+            report.errors.append(f"{name}: node-evacuate must stay in its group")
+        if isinstance(request, ChangeGroupRequest):
+            wanted = set(request.target_groups)
+            if moved_group == source_group[name]:
+                report.errors.append(f"{name}: change-group left it in its group")
+            elif wanted and not {group.uuid, group.name} & wanted:
+                report.errors.append(f"{name}: group {group.name} is not a target")
+    report.score_after = cluster_score(sim)
+    _check_parallel(state, effects, deps, report, max_resyncs)
+
+
+def _apply(
+    sim: ClusterState, i: int, op: dict[str, Any], report: CheckReport, index: int
+) -> tuple[int, int] | None:
+    spec = sim.specs[i]
+    kind = op.get("OP_ID")
+    primary, secondary = int(sim.pri[i]), int(sim.sec[i])
+    where = f"job {index} ({spec.name}, {kind})"
+    if kind not in ACCEPTED_OPCODES:
+        report.errors.append(f"{where}: opcode not accepted by Ganeti")
+        return None
+    target_name = op.get("remote_node") if kind == "OP_INSTANCE_REPLACE_DISKS" else op.get(
+        "target_node"
+    )
+    target = sim.node_index.get(str(target_name), NO_NODE) if target_name is not None else NO_NODE
+    if target_name is not None and target == NO_NODE:
+        report.errors.append(f"{where}: unknown node {target_name}")
+        return None
+    if kind == "OP_INSTANCE_REPLACE_DISKS":
+        if not spec.disk_template.is_drbd or target in (NO_NODE, primary):
+            report.errors.append(f"{where}: needs a DRBD instance and a new secondary")
+            return None
+        new = (primary, target)
+    elif target == NO_NODE:
+        if not spec.disk_template.is_drbd:
+            report.errors.append(f"{where}: shared-storage moves need target_node")
+            return None
+        new = (secondary, primary)
+    else:
+        if spec.disk_template.is_drbd and target != secondary:
+            report.errors.append(f"{where}: DRBD can only fail over to its secondary")
+            return None
+        new = (target, NO_NODE) if not spec.disk_template.is_drbd else (secondary, primary)
+    gained = [n for n in new if n != NO_NODE and n not in (primary, secondary)]
+    if new[0] != primary:
+        gained.append(new[0])
+    sim.place(i, *new)
+    for node in set(gained):
+        label = f"{where}: node {sim.node_names[node]}"
+        if sim.offline[node]:
+            report.errors.append(f"{label} is offline or drained")
+        if node == new[0] and uses_memory(spec) and sim.unallocated[node] < 0:
+            report.errors.append(f"{label} runs out of memory")
+        if spec.disk_template.uses_local_disk and sim.f_dsk[node] < 0:
+            report.errors.append(f"{label} runs out of disk")
+        if sim.exclusive[node] and sim.f_spindles[node] < 0:
+            report.errors.append(f"{label} runs out of spindles")
+        if sim.fail_n1[node] and not state_was_failing(sim, node):
+            report.warnings.append(f"{label} is not N+1 redundant afterwards")
+    return new
+
+
+def state_was_failing(sim: ClusterState, node: int) -> bool:
+    """Nodes without DRBD peers cannot fail N+1 meaningfully; treat them as fine."""
+    return bool(sim.r_mem[node] == 0)
+
+
+def _check_parallel(
+    state: ClusterState,
+    effects: list[Any],
+    deps: list[list[int]],
+    report: CheckReport,
+    max_resyncs: int,
+) -> None:
+    if not effects:
+        return
+    capacity = np.maximum(
+        np.maximum(node_room(state), 0.0), sequential_peaks(effects, len(state.node_names))
+    )
+    # Soft resources (spindle and vcpu ratios) only warn; memory and disk are hard.
+    model = DependencyModel(effects, capacity, max_resyncs or len(effects) + 1)
+    for job, direct in enumerate(deps):
+        model.register(job)
+        for dep in direct:
+            model.depend(job, dep)
+    seen: set[tuple[int, int]] = set()
+    for job in range(len(effects)):
+        for node, other in model.violations(job, len(effects)):
+            if (node, other) in seen:
+                continue
+            seen.add((node, other))
+            report.errors.append(
+                f"job {other}: node {state.node_names[node]} can exceed its capacity or resync "
+                "limit when jobs run in parallel (missing depends)"
+            )

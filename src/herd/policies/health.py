@@ -1,0 +1,128 @@
+"""``senlin.policy.health-1.0`` / ``-1.1``: health checks paused while a cluster shrinks.
+
+Kept small on purpose. The spec is validated (detection and recovery as in
+Senlin's two versions); the decision only tells the engine, through
+``data['health'] = {'suspended': True|False}``, to stop health checking before
+membership shrinks and to resume it afterwards, so that members being removed
+are not "recovered" half way. Actual polling and recovery live in the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from herd.domain.sizing import parse_resize
+from herd.policies.base import Decision, Policy, PolicyContext
+from herd.policies.spec import Boolean, Field, Integer, List, Map, String, validate_properties
+from herd.types import ActionName, Phase
+
+DETECTION_TYPES = (
+    "NODE_STATUS_POLLING",
+    "NODE_STATUS_POLL_URL",
+    "LIFECYCLE_EVENTS",
+    "HYPERVISOR_STATUS_POLLING",
+)
+RECOVERY_ACTIONS = ("REBOOT", "REBUILD", "RECREATE")
+
+_OPTIONS = Map(
+    schema={
+        "interval": Integer(default=60, min_value=1),
+        "poll_url": String(default=""),
+        "poll_url_ssl_verify": Boolean(default=True),
+        "poll_url_conn_error_as_unhealthy": Boolean(default=True),
+        "poll_url_healthy_response": String(default=""),
+        "poll_url_retry_limit": Integer(default=3, min_value=0),
+        "poll_url_retry_interval": Integer(default=3, min_value=0),
+    }
+)
+_MODE = Map(
+    schema={
+        "type": String(default="NODE_STATUS_POLLING", allowed=DETECTION_TYPES),
+        "options": _OPTIONS,
+    }
+)
+
+PROPERTIES_SCHEMA: dict[str, Field] = {
+    "detection": Map(
+        required=True,
+        schema={
+            # 1.0 style: one detection type with options.
+            "type": String(allowed=DETECTION_TYPES),
+            "options": _OPTIONS,
+            # 1.1 style: several modes and a shared interval.
+            "detection_modes": List(item=_MODE),
+            "interval": Integer(default=60, min_value=1),
+            "node_update_timeout": Integer(default=300, min_value=0),
+            "recovery_conditional": String(
+                default="ANY_FAILED", allowed=("ALL_FAILED", "ANY_FAILED")
+            ),
+        },
+    ),
+    "recovery": Map(
+        schema={
+            "actions": List(
+                item=Map(
+                    schema={
+                        "name": String(required=True, allowed=RECOVERY_ACTIONS),
+                        "params": Map(),
+                    }
+                )
+            ),
+            "fencing": List(item=String(allowed=("COMPUTE",))),
+            "node_update_timeout": Integer(default=300, min_value=0),
+            "node_delete_timeout": Integer(default=20, min_value=0),
+            "node_force_recreate": Boolean(default=False),
+        }
+    ),
+}
+
+SHRINK_ACTIONS = (
+    ActionName.CLUSTER_DEL_NODES,
+    ActionName.CLUSTER_SCALE_IN,
+    ActionName.CLUSTER_RESIZE,
+    ActionName.CLUSTER_UPDATE,
+    ActionName.CLUSTER_RECOVER,
+    ActionName.CLUSTER_REPLACE_NODES,
+    ActionName.CLUSTER_REPLACE_UNHEALTHY,
+    ActionName.NODE_DELETE,
+)
+
+
+class HealthPolicy(Policy):
+    """Suspends health checks around shrinking actions."""
+
+    type_name = "senlin.policy.health"
+    versions = ("1.0", "1.1")
+    support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
+        "1.0": [
+            {"status": "EXPERIMENTAL", "since": "2017.02"},
+            {"status": "SUPPORTED", "since": "2018.06"},
+        ],
+        "1.1": [{"status": "SUPPORTED", "since": "2018.09"}],
+    }
+    priority = 600
+    singleton = True
+    targets = frozenset((phase, action) for phase in Phase for action in SHRINK_ACTIONS)
+
+    @classmethod
+    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+        return validate_properties(PROPERTIES_SCHEMA, properties)
+
+    def before(self, ctx: PolicyContext) -> Decision:
+        data = dict(ctx.data)
+        if ctx.action is ActionName.CLUSTER_RESIZE and not data.get("deletion"):
+            plan = parse_resize(
+                len(ctx.cluster.nodes), ctx.cluster, ctx.inputs, ctx.max_nodes_per_cluster
+            )
+            if plan.error:
+                return Decision.error(data, plan.error)
+            if not plan.is_shrink:
+                return Decision.ok(data)
+        data["health"] = dict(data.get("health") or {}) | {"suspended": True}
+        return Decision.ok(data, "Health checks suspended.")
+
+    def after(self, ctx: PolicyContext) -> Decision:
+        data = dict(ctx.data)
+        data["health"] = dict(data.get("health") or {}) | {"suspended": False}
+        return Decision.ok(data, "Health checks resumed.")

@@ -1,0 +1,89 @@
+"""API tokens: only the SHA-256 of each secret is stored.
+
+A token belongs to one project and carries one role (``admin``, ``member`` or
+``agent``). The secret is shown once, when the token is created.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from herd.errors import InvalidRequest
+from herd.store.models import TokenRow
+from herd.types import Role
+
+SECRET_PREFIX = "herd_"
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def create_token(
+    session: Session,
+    project: str,
+    role: str,
+    name: str,
+    now: float,
+    *,
+    expires_at: float | None = None,
+) -> tuple[TokenRow, str]:
+    """Add a token row to the session and return it with its secret (shown only once).
+
+    Raises:
+        InvalidRequest: the role is unknown or the project is empty.
+    """
+    try:
+        checked_role = Role(role)
+    except ValueError:
+        allowed = ", ".join(r.value for r in Role)
+        raise InvalidRequest(
+            f"Invalid role '{role}': must be one of {allowed}.", field="role"
+        ) from None
+    if not project:
+        raise InvalidRequest("A token needs a project.", field="project")
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    row = TokenRow(
+        id=str(uuid.uuid4()),
+        token_hash=hash_secret(secret),
+        name=name,
+        project=project,
+        role=checked_role.value,
+        created_at=now,
+        expires_at=expires_at,
+    )
+    session.add(row)
+    session.flush()
+    return row, secret
+
+
+def lookup(session: Session, secret: str, now: float | None = None) -> TokenRow | None:
+    """The token whose secret is ``secret``, unless it is unknown or expired."""
+    row = session.scalars(select(TokenRow).where(TokenRow.token_hash == hash_secret(secret))).first()
+    if row is None:
+        return None
+    if now is not None and row.expires_at is not None and row.expires_at <= now:
+        return None
+    return row
+
+
+def list_tokens(session: Session, project: str | None = None) -> Sequence[TokenRow]:
+    query = select(TokenRow).order_by(TokenRow.created_at, TokenRow.id)
+    if project is not None:
+        query = query.where(TokenRow.project == project)
+    return session.scalars(query).all()
+
+
+def revoke(session: Session, token_id: str) -> bool:
+    """Delete a token by id (or unique id prefix); True when one was deleted."""
+    ids = session.scalars(select(TokenRow.id).where(TokenRow.id.startswith(token_id))).all()
+    if len(ids) != 1:
+        return False
+    session.execute(delete(TokenRow).where(TokenRow.id == ids[0]))
+    return True

@@ -1,0 +1,85 @@
+"""The driver registry: lookup by versioned type, errors and the profile-types view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from herd.drivers.process import ProcessDriver
+from herd.drivers.registry import DriverRegistry, default_driver_registry
+from herd.drivers.sim import SimDriver
+from herd.errors import InvalidSpec, NotFound
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> DriverRegistry:
+    return default_driver_registry(tmp_path)
+
+
+def test_lookup_by_full_name_and_by_type_with_version(registry: DriverRegistry) -> None:
+    process = registry.get("herd.process-1.0")
+    assert isinstance(process, ProcessDriver)
+    assert registry.get("herd.process", "1.0") is process
+    assert registry.get("herd.process", 1.0) is process
+    assert registry.get("herd.process", 1) is process
+    assert registry.get("herd.process") is process  # newest version
+    assert isinstance(registry.get("herd.sim-1.0"), SimDriver)
+    assert registry.names() == ["herd.process-1.0", "herd.sim-1.0"]
+    assert "herd.sim-1.0" in registry and "os.nova.server-1.0" not in registry
+
+
+@pytest.mark.parametrize(
+    ("type_name", "version", "shown"),
+    [
+        ("os.nova.server-1.0", None, "os.nova.server-1.0"),
+        ("herd.process", "2.0", "herd.process-2.0"),
+        ("nothing", None, "nothing"),
+    ],
+)
+def test_unknown_type_names_the_supported_ones(
+    registry: DriverRegistry, type_name: str, version: str | None, shown: str
+) -> None:
+    with pytest.raises(InvalidSpec) as caught:
+        registry.get(type_name, version)
+    assert caught.value.field == "type"
+    assert caught.value.message.startswith(
+        f"The specified profile type ({shown}) is not supported."
+    )
+    assert "herd.process-1.0, herd.sim-1.0" in caught.value.message
+
+
+def test_registering_twice_is_refused(registry: DriverRegistry) -> None:
+    with pytest.raises(ValueError, match=r"herd\.sim-1\.0 is already registered"):
+        registry.register(SimDriver())
+
+
+def test_registries_are_independent(tmp_path: Path) -> None:
+    empty = DriverRegistry()
+    assert empty.names() == [] and empty.types() == []
+    empty.register(SimDriver())
+    assert default_driver_registry(tmp_path).get("herd.sim-1.0") is not empty.get("herd.sim")
+
+
+def test_types_as_the_profile_types_api_shows_them(registry: DriverRegistry) -> None:
+    types = registry.types()
+    assert [entry["name"] for entry in types] == ["herd.process-1.0", "herd.sim-1.0"]
+    process = types[0]
+    assert process["version"] == "1.0"
+    assert process["support_status"] == {"1.0": [{"status": "SUPPORTED", "since": "2025.01"}]}
+    command = process["schema"]["command"]
+    assert command["type"] == "String" and command["required"] is True
+    assert command["updatable"] is False and command["description"]
+    assert set(process["schema"]) == set(ProcessDriver.properties_schema)
+    assert set(types[1]["schema"]) == set(SimDriver.properties_schema)
+    assert registry.describe("herd.sim-1.0") == types[1]
+    with pytest.raises(NotFound):
+        registry.describe("herd.sim")
+
+
+def test_validate_through_the_registry(registry: DriverRegistry) -> None:
+    props = registry.validate("herd.process", "1.0", {"command": "srv"})
+    assert props["stop_signal"] == "SIGTERM"
+    with pytest.raises(InvalidSpec) as caught:
+        registry.validate("herd.sim-1.0", None, {"failure_rate": 2})
+    assert caught.value.field == "properties.failure_rate"
