@@ -7,12 +7,11 @@ lifespan, so the API can run (and be tested) without it.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from fastapi import FastAPI
 
@@ -27,11 +26,11 @@ from herd.api.routers import (
     events,
     health,
     nodes,
-    policies,
     profiles,
     types,
     versions,
 )
+from herd.api.routers import policies as policy_routes
 from herd.config import Settings
 from herd.store.database import Database
 
@@ -50,11 +49,6 @@ def _default_policies() -> PolicyRegistryLike:
 
     registry: PolicyRegistryLike = default_policy_registry()
     return registry
-
-
-async def _maybe_await(value: Any) -> None:
-    if inspect.isawaitable(value):
-        await value
 
 
 def create_app(
@@ -95,14 +89,16 @@ def create_app(
         if run_engine:
             from herd.engine.service import EngineService
 
-            engine = EngineService(settings, db, services.drivers, services.policies)
-            await _maybe_await(engine.start())
+            engine = EngineService(
+                settings, db, cast(Any, services.drivers), cast(Any, services.policies)
+            )
+            engine.start()
             services.engine = engine
         try:
             yield
         finally:
             if services.engine is not None:
-                await _maybe_await(services.engine.stop())
+                services.engine.stop()
                 services.engine = None
             if owns_database:
                 db.dispose()
@@ -121,7 +117,7 @@ def create_app(
         health,
         profiles,
         types,
-        policies,
+        policy_routes,
         clusters,
         cluster_actions,
         cluster_policies,

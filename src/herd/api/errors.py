@@ -96,7 +96,9 @@ def error_body(status: int, message: str, error_type: str) -> dict[str, Any]:
 def error_response(
     status: int, message: str, error_type: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    return JSONResponse(error_body(status, message, error_type), status_code=status, headers=headers)
+    return JSONResponse(
+        error_body(status, message, error_type), status_code=status, headers=headers
+    )
 
 
 def _field_name(location: tuple[Any, ...]) -> str:

@@ -6,6 +6,7 @@ are compared through ``COALESCE`` so SQLite and PostgreSQL order them alike.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,11 +115,9 @@ def parse_sort(value: str, spec: ListSpec) -> list[tuple[str, bool]]:
 def _sortable(column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
     """The column as it is ordered and compared: NULLs become a neutral value."""
     python_type: type[Any] = str
-    try:
+    with contextlib.suppress(NotImplementedError):
         python_type = column.type.python_type
-    except NotImplementedError:
-        pass
-    if not column.nullable:  # type: ignore[attr-defined]
+    if not column.nullable:
         return column  # type: ignore[return-value]
     default: Any = "" if python_type is str else 0
     if python_type is bool:
@@ -130,10 +129,8 @@ def _python_value(row: Any, column: InstrumentedAttribute[Any]) -> Any:
     value = getattr(row, column.key)
     if value is None:
         python_type: type[Any] = str
-        try:
+        with contextlib.suppress(NotImplementedError):
             python_type = column.type.python_type
-        except NotImplementedError:
-            pass
         return "" if python_type is str else (False if python_type is bool else 0)
     return value
 
@@ -151,8 +148,10 @@ def apply(
         query = scope.apply(query, model)
     for name, values in params.filters.items():
         column = spec.filters[name]
-        query = query.where(column == values[0]) if len(values) == 1 else query.where(
-            column.in_(values)
+        query = (
+            query.where(column == values[0])
+            if len(values) == 1
+            else query.where(column.in_(values))
         )
     keys = params.sort or [(key, False) for key in spec.default_sort]
     columns = [(spec.sort_keys[key], desc) for key, desc in keys]

@@ -52,6 +52,7 @@ class _Done:
     node_id: str
     error: str | None
     resource: CreatedResource | None = None
+    finished_at: float | None = None  # when the driver call returned (a node's creation time)
 
 
 def node_name(cluster: ClusterRow, index: int) -> str:
@@ -279,7 +280,8 @@ class NodeOperations:
                 placement=dict((node.data or {}).get("placement") or {}),
                 metadata=dict(node.meta_data or {}),
             )
-            return _Done(child_id, node_id, None, driver.create(request))
+            created = driver.create(request)
+            return _Done(child_id, node_id, None, created, self.ctx.now())
         except HerdError as exc:
             return _Done(child_id, node_id, f"Failed in creating node: {exc}")
         except Exception as exc:  # a driver bug must not hang the parent
@@ -343,7 +345,7 @@ class NodeOperations:
             node.data = {**(node.data or {}), **item.resource.data}
             node.status = NodeStatus.ACTIVE.value
             node.status_reason = "Creation succeeded"
-            node.created_at = node.created_at or now
+            node.created_at = node.created_at or item.finished_at or now
             node.updated_at = now
             events.record(session, now=now, **ex.node_event_row(node, "ACTIVE", "Creation succeeded"))
             return "Node created successfully."

@@ -74,12 +74,13 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
             return CheckResult(True)
         snapshot = snapshot_for(session, ex.cluster_id)
     data: dict[str, Any] = dict(ex.data)
+    applicable = [b for b in bindings if b.policy.applies_to(ex.action, phase)]
+    if not applicable:
+        return CheckResult(True)
     data["status"] = CheckStatus.OK.value
     data["reason"] = ""
     touched: list[str] = []
-    for bound in bindings:
-        if not bound.policy.applies_to(ex.action, phase):
-            continue
+    for bound in applicable:
         policy_ctx = PolicyContext(
             action=ex.action,
             phase=phase,

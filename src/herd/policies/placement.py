@@ -60,6 +60,8 @@ def create_plan(
     sum_weight = sum(weights.values())
     existing = sum(current.get(g, 0) for g in weights)
     total = existing + count if expand else existing - count
+    if total < 0:
+        return None
     headroom: dict[str, int] = {}
     for group, weight in weights.items():
         share = total * weight / sum_weight

@@ -65,7 +65,9 @@ def create_token(
 
 def lookup(session: Session, secret: str, now: float | None = None) -> TokenRow | None:
     """The token whose secret is ``secret``, unless it is unknown or expired."""
-    row = session.scalars(select(TokenRow).where(TokenRow.token_hash == hash_secret(secret))).first()
+    row = session.scalars(
+        select(TokenRow).where(TokenRow.token_hash == hash_secret(secret))
+    ).first()
     if row is None:
         return None
     if now is not None and row.expires_at is not None and row.expires_at <= now:

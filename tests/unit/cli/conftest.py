@@ -1,114 +1,42 @@
-"""A real HTTP receiver on 127.0.0.1 that answers with recorded Senlin-shaped bodies."""
+"""Fixtures: the fake API receiver and an in-process ``herd`` runner."""
 
 from __future__ import annotations
 
 import json
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import typer.main
+import typer.testing
+from tests.unit.cli.fakeapi import FakeApi, handler
 from typer.testing import CliRunner
 
 from herd.cli.main import app
 
 
-@dataclass
-class Recorded:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: Any
-
-
-@dataclass
-class Answer:
-    status: int = 200
-    body: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-class FakeApi:
-    """Routes ``(METHOD, path)`` to a queue of answers; the last one repeats."""
-
-    def __init__(self) -> None:
-        self.routes: dict[tuple[str, str], list[Answer]] = {}
-        self.requests: list[Recorded] = []
-        self.url = ""
-
-    def on(self, method: str, path: str, *answers: Answer) -> None:
-        self.routes[(method, path)] = list(answers)
-
-    def answer(self, method: str, path: str) -> Answer:
-        queue = self.routes.get((method, path))
-        if not queue:
-            return Answer(
-                404,
-                {
-                    "code": 404,
-                    "title": "Not Found",
-                    "explanation": "x",
-                    "error": {
-                        "code": 404,
-                        "message": f"The resource '{path}' could not be found.",
-                        "type": "ResourceNotFound",
-                    },
-                },
-            )
-        return queue.pop(0) if len(queue) > 1 else queue[0]
-
-    def sent(self, method: str | None = None) -> list[Recorded]:
-        return [r for r in self.requests if method is None or r.method == method]
-
-
-def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self) -> None:
-            parts = urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            api.requests.append(
-                Recorded(
-                    self.command,
-                    parts.path,
-                    parse_qs(parts.query),
-                    {k.lower(): v for k, v in self.headers.items()},
-                    json.loads(raw) if raw else None,
-                )
-            )
-            answer = api.answer(self.command, parts.path)
-            payload = b"" if answer.body is None else json.dumps(answer.body).encode()
-            self.send_response(answer.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for key, value in answer.headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(payload)
-
-        do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
-
-
-@pytest.fixture
-def api() -> Iterator[FakeApi]:
+@pytest.fixture(scope="session")
+def api_server() -> Iterator[FakeApi]:
     fake = FakeApi()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(fake))
     fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield fake
     server.shutdown()
     server.server_close()
     thread.join(timeout=5)
+
+
+@pytest.fixture
+def api(api_server: FakeApi) -> FakeApi:
+    """The receiver, with no routes and no recorded requests."""
+    api_server.routes.clear()
+    api_server.requests.clear()
+    return api_server
 
 
 @dataclass
@@ -121,9 +49,14 @@ class Run:
         return json.loads(self.stdout)
 
 
+_COMMAND = typer.main.get_command(app)
+
+
 @pytest.fixture
-def herd(api: FakeApi) -> Any:
+def herd(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Run ``herd --url <fake> ARGS...`` in-process; return exit code and outputs."""
+    # typer rebuilds the click command on every invoke (~0.2 s); build it once
+    monkeypatch.setattr(typer.testing, "_get_command", lambda _app: _COMMAND)
     runner = CliRunner()
 
     def run(*args: str, token: str | None = "secret-token") -> Run:

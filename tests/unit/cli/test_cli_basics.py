@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import Answer, FakeApi
+from tests.unit.cli.fakeapi import Answer, FakeApi
 
 CLUSTER = {
     "id": "0b1c2d3e-1111-2222-3333-444455556666",

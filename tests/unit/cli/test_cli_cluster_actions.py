@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Answer, FakeApi
+from tests.unit.cli.fakeapi import Answer, FakeApi
 
 ACCEPTED = Answer(202, {"action": "act-1"}, {"Location": "/v1/actions/act-1"})
 
@@ -57,7 +57,10 @@ def test_resize_rejects_two_size_changes(api: FakeApi, herd: Any) -> None:
         (["check", "web"], {"check": {}}),
         (["recover", "web", "--operation", "RECREATE"], {"recover": {"operation": "RECREATE"}}),
         (["replace-unhealthy", "web"], {"replace_unhealthy": {}}),
-        (["replace-unhealthy", "web", "--batch-size", "2"], {"replace_unhealthy": {"batch_size": 2}}),
+        (
+            ["replace-unhealthy", "web", "--batch-size", "2"],
+            {"replace_unhealthy": {"batch_size": 2}},
+        ),
         (
             ["policy-attach", "web", "dp01", "--disabled"],
             {"policy_attach": {"policy_id": "dp01", "enabled": False}},

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import Answer, FakeApi
+from tests.unit.cli.fakeapi import Answer, FakeApi
 
 ACTION_ID = "a1b2c3d4-0000-0000-0000-000000000001"
 LOCATION = {"Location": f"/v1/actions/{ACTION_ID}"}

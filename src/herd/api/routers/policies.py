@@ -49,9 +49,7 @@ def create_policy(services: ServicesDep, ctx: Context, body: Any = Body(None)) -
 
 
 @router.post("/validate")
-def validate_policy(
-    services: ServicesDep, ctx: Context, body: Any = Body(None)
-) -> dict[str, Any]:
+def validate_policy(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
     require(ctx.version, "1.2")
     return {"policy": policy_view(service.validate_policy(services, ctx, body))}
 

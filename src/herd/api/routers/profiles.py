@@ -41,9 +41,7 @@ def list_profiles(request: Request, services: ServicesDep, ctx: Context) -> dict
 
 
 @router.post("", status_code=201)
-def create_profile(
-    services: ServicesDep, ctx: Context, body: Any = Body(None)
-) -> dict[str, Any]:
+def create_profile(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
     with services.database.write() as session:
         row = service.create_profile(session, services, ctx, body)
         session.flush()
@@ -51,9 +49,7 @@ def create_profile(
 
 
 @router.post("/validate")
-def validate_profile(
-    services: ServicesDep, ctx: Context, body: Any = Body(None)
-) -> dict[str, Any]:
+def validate_profile(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
     require(ctx.version, "1.2")
     return {"profile": profile_view(service.validate_profile(services, ctx, body))}
 
@@ -61,7 +57,9 @@ def validate_profile(
 @router.get("/{profile_id}")
 def get_profile(profile_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
     with services.database.read() as session:
-        return {"profile": profile_view(find(session, ProfileRow, profile_id, ctx.scope(), "profile"))}
+        return {
+            "profile": profile_view(find(session, ProfileRow, profile_id, ctx.scope(), "profile"))
+        }
 
 
 @router.patch("/{profile_id}")

@@ -49,9 +49,7 @@ def _size_error(services: Services, cluster: ClusterRow, desired: int, strict: b
         raise InvalidRequest(error)
 
 
-def _scale(
-    verb: str, action: ActionName, sign: int
-) -> Handler:
+def _scale(verb: str, action: ActionName, sign: int) -> Handler:
     def handle(
         session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
     ) -> tuple[ActionName, Inputs]:
@@ -68,9 +66,7 @@ def _scale(
 
 
 def _member_count(session: Session, cluster: ClusterRow) -> int:
-    return int(
-        session.scalar(select(func.count()).where(NodeRow.cluster_id == cluster.id)) or 0
-    )
+    return int(session.scalar(select(func.count()).where(NodeRow.cluster_id == cluster.id)) or 0)
 
 
 def _resize(
@@ -301,8 +297,7 @@ def _require_binding(
 ) -> None:
     if _binding(session, cluster, policy) is None:
         raise InvalidRequest(
-            f"The policy '{params['policy_id']}' is not attached to the specified cluster "
-            f"'{cid}'.",
+            f"The policy '{params['policy_id']}' is not attached to the specified cluster '{cid}'.",
             field="policy_id",
         )
 

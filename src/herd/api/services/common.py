@@ -145,9 +145,7 @@ def find_referenced(
         ) from None
 
 
-def check_fail_fast(
-    session: Session, action: ActionName, target: str, dead_before: float
-) -> None:
+def check_fail_fast(session: Session, action: ActionName, target: str, dead_before: float) -> None:
     """Senlin's fail-fast checks: a locked target or a conflicting active action is 409."""
     if action in LOCK_BYPASS:
         return

@@ -131,7 +131,9 @@ def update_profile(
     return row
 
 
-def delete_profile(session: Session, services: Services, ctx: RequestContext, identity: str) -> None:
+def delete_profile(
+    session: Session, services: Services, ctx: RequestContext, identity: str
+) -> None:
     row = find(session, ProfileRow, identity, ctx.scope(), "profile")
     used = session.scalar(
         select(
@@ -156,7 +158,9 @@ def parse_policy_spec(services: Services, data: Mapping[str, Any]) -> tuple[str,
     return type_name, _spec_map(data)
 
 
-def create_policy(session: Session, services: Services, ctx: RequestContext, body: Any) -> PolicyRow:
+def create_policy(
+    session: Session, services: Services, ctx: RequestContext, body: Any
+) -> PolicyRow:
     data = unwrap(body, "policy")
     reject_unknown(data, ("name", "spec"))
     name = get_name(data)

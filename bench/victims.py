@@ -1,0 +1,237 @@
+"""Victim selection: herd's ranking beside Senlin's own selectors, in the same run.
+
+For 1,000 / 100,000 / 1,000,000 members spread over 3 zones, and for each
+criterion, it times choosing ``COUNT`` victims
+
+* globally (Senlin: ``nodes_by_random`` / ``nodes_by_age`` / ``nodes_by_profile_age``),
+* per zone, as the deletion policy does with a zone plan (Senlin: filter each
+  zone's members, then the selector, as ``_victims_by_zones`` does).
+
+Senlin 16.0.0 is installed into ``bench/.cache/senlin-venv`` (gitignored) on
+the first run and timed in a subprocess. herd is timed twice: ranking members
+already held as columns (``NodeColumns``: what a store query returns) and
+ranking ``NodeSnapshot`` objects (building the columns is included).
+
+Usage: ``python bench/victims.py [--sizes 1000,100000] [--count 100] [--no-senlin]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import textwrap
+import time
+import venv
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from herd.domain.snapshots import NodeSnapshot
+from herd.policies.ranking import NodeColumns, rank_victims, rank_victims_by_group
+from herd.types import Criteria, NodeStatus
+
+CACHE = Path(__file__).resolve().parent / ".cache"
+SENLIN_VENV = CACHE / "senlin-venv"
+ZONES = ("AZ1", "AZ2", "AZ3")
+CRITERIA = (
+    Criteria.RANDOM,
+    Criteria.OLDEST_FIRST,
+    Criteria.YOUNGEST_FIRST,
+    Criteria.OLDEST_PROFILE_FIRST,
+)
+
+# Member generation shared (as source) by both sides so that they see the same data.
+GENERATOR = textwrap.dedent(
+    """
+    def generate(n, seed=0):
+        import random
+        rng = random.Random(seed)
+        rows = []
+        for i in range(n):
+            roll = rng.random()
+            status = "ERROR" if roll < 0.02 else "WARNING" if roll < 0.03 else "ACTIVE"
+            created = None if rng.random() < 0.005 else 1.6e9 + rng.random() * 1e7
+            rows.append((
+                "node-%08d" % i, i + 1, status, rng.random() < 0.01, created,
+                1.5e9 + rng.randrange(5) * 1e6, ("AZ1", "AZ2", "AZ3")[i % 3],
+            ))
+        return rows
+    """
+)
+
+SENLIN_WORKER = GENERATOR + textwrap.dedent(
+    """
+    import json, sys, time
+    from senlin.common import scaleutils as su
+
+    class Profile:
+        def __init__(self, created_at):
+            self.created_at = created_at
+
+    class Node:
+        # The attributes Senlin's selectors and nodes_by_zone read.
+        def __init__(self, row):
+            (self.id, self.index, self.status, self.tainted, self.created_at,
+             self.profile_created_at, zone) = row
+            self.rt = {"profile": Profile(self.profile_created_at)}
+            self.data = {"placement": {"zone": zone}}
+
+    SELECT = {
+        "RANDOM": lambda nodes, c: su.nodes_by_random(nodes, c),
+        "OLDEST_FIRST": lambda nodes, c: su.nodes_by_age(nodes, c, True),
+        "YOUNGEST_FIRST": lambda nodes, c: su.nodes_by_age(nodes, c, False),
+        "OLDEST_PROFILE_FIRST": lambda nodes, c: su.nodes_by_profile_age(nodes, c),
+    }
+
+    def by_zone(nodes, quotas, select):
+        victims = []
+        for zone in sorted(quotas):
+            members = [n for n in nodes if n.data["placement"]["zone"] == zone]
+            victims.extend(select(members, quotas[zone]))
+        return victims
+
+    def best(fn, repeat):
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    size, count, repeat = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    nodes = [Node(r) for r in generate(size)]
+    quotas = {"AZ1": count - 2 * (count // 3), "AZ2": count // 3, "AZ3": count // 3}
+    out = {}
+    for name, select in SELECT.items():
+        out[name + "/global"] = best(lambda: select(nodes, count), repeat)
+        out[name + "/zones"] = best(lambda: by_zone(nodes, quotas, select), repeat)
+    print(json.dumps(out))
+    """
+)
+
+
+def generate(n: int, seed: int = 0) -> list[tuple[Any, ...]]:
+    namespace: dict[str, Any] = {}
+    exec(GENERATOR, namespace)  # the same source the Senlin worker runs
+    rows: list[tuple[Any, ...]] = namespace["generate"](n, seed)
+    return rows
+
+
+def ensure_senlin() -> tuple[Path | None, str]:
+    """Create the Senlin venv if needed; return its python or why it is missing."""
+    python = SENLIN_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import senlin.common.scaleutils"]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return python, "cached"
+    CACHE.mkdir(parents=True, exist_ok=True)
+    print(f"installing senlin==16.0.0 into {SENLIN_VENV} (first run only) ...", flush=True)
+    venv.create(SENLIN_VENV, with_pip=True, clear=True)
+    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    done = subprocess.run([*pip, "senlin==16.0.0"], capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, "pip install senlin==16.0.0 failed: " + done.stderr.strip()[-600:]
+    check = subprocess.run(probe, capture_output=True, text=True)
+    if check.returncode != 0:
+        return None, "import senlin.common.scaleutils failed: " + check.stderr.strip()[-600:]
+    return python, "installed"
+
+
+def time_senlin(python: Path, size: int, count: int, repeat: int) -> dict[str, float]:
+    script = CACHE / "senlin_worker.py"
+    script.write_text(SENLIN_WORKER)
+    done = subprocess.run(
+        [str(python), str(script), str(size), str(count), str(repeat)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def time_herd(size: int, count: int, repeat: int) -> dict[str, tuple[float, float]]:
+    """Per case: (seconds on prebuilt columns, seconds from snapshots)."""
+    nodes = [
+        NodeSnapshot(
+            id=r[0],
+            name=r[0],
+            index=r[1],
+            status=NodeStatus(r[2]),
+            tainted=r[3],
+            created_at=r[4],
+            profile_created_at=r[5],
+            zone=r[6],
+        )
+        for r in generate(size)
+    ]
+    cols = NodeColumns.from_nodes(nodes)
+    quotas = {"AZ1": count - 2 * (count // 3), "AZ2": count // 3, "AZ3": count // 3}
+    out: dict[str, tuple[float, float]] = {}
+    for criteria in CRITERIA:
+        out[f"{criteria.value}/global"] = (
+            best(lambda c=criteria: rank_victims(cols, count, c, 1), repeat),
+            best(lambda c=criteria: rank_victims(nodes, count, c, 1), repeat),
+        )
+        out[f"{criteria.value}/zones"] = (
+            best(lambda c=criteria: rank_victims_by_group(cols, quotas, "zone", c, 1), repeat),
+            best(lambda c=criteria: rank_victims_by_group(nodes, quotas, "zone", c, 1), repeat),
+        )
+    return out
+
+
+def ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:10.2f}"
+
+
+def ratio(senlin: float | None, herd: float) -> str:
+    return "-" if senlin is None else f"{senlin / herd:8.1f}x"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,100000,1000000")
+    parser.add_argument("--count", type=int, default=100, help="victims to choose")
+    parser.add_argument("--no-senlin", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    python, why = (None, "skipped (--no-senlin)") if args.no_senlin else ensure_senlin()
+    if python is None:
+        print(f"Senlin not timed: {why}")
+    header = (
+        f"{'nodes':>9} {'criterion':<21} {'mode':<6} {'senlin ms':>10} "
+        f"{'herd cols ms':>12} {'herd snap ms':>12} {'x (cols)':>9} {'x (snap)':>9}"
+    )
+    print(f"{args.count} victims per selection, 3 zones, best of N runs\n{header}")
+    print("-" * len(header))
+    for size in sizes:
+        repeat = 5 if size <= 100_000 else 2
+        senlin: dict[str, float] = {}
+        if python is not None:
+            try:
+                senlin = time_senlin(python, size, args.count, repeat)
+            except subprocess.CalledProcessError as exc:
+                print(f"Senlin run failed at {size}: {exc.stderr.strip()[-400:]}")
+        for case, (cols_s, snap_s) in time_herd(size, args.count, repeat).items():
+            criterion, mode = case.split("/")
+            theirs = senlin.get(case)
+            print(
+                f"{size:>9,} {criterion:<21} {mode:<6} {ms(theirs)} {ms(cols_s):>12} "
+                f"{ms(snap_s):>12} {ratio(theirs, cols_s):>9} {ratio(theirs, snap_s):>9}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

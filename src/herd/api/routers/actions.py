@@ -1,0 +1,71 @@
+"""``/v1/actions``: list, show and cancel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Request, Response
+from sqlalchemy import select
+
+from herd.api import pagination
+from herd.api.auth import Context
+from herd.api.deps import ServicesDep
+from herd.api.microversion import require
+from herd.api.services.actions import cancel_action
+from herd.api.services.common import location
+from herd.api.views import render_actions
+from herd.store.lookup import find
+from herd.store.models import ActionRow
+
+router = APIRouter(prefix="/v1/actions", tags=["actions"])
+
+LIST_SPEC = pagination.ListSpec(
+    model=ActionRow,
+    sort_keys={
+        "name": ActionRow.name,
+        "target": ActionRow.target,
+        "action": ActionRow.action,
+        "created_at": ActionRow.created_at,
+        "status": ActionRow.status,
+    },
+    default_sort=("created_at",),
+    filters={
+        "name": ActionRow.name,
+        "target": ActionRow.target,
+        "action": ActionRow.action,
+        "status": ActionRow.status,
+        "cluster_id": ActionRow.cluster_id,
+    },
+)
+
+
+@router.get("")
+def list_actions(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    params = pagination.parse(request.query_params, LIST_SPEC)
+    scope = ctx.list_scope(params.global_project)
+    with services.database.read() as session:
+        rows = pagination.apply(session, select(ActionRow), LIST_SPEC, params, scope)
+        return {"actions": render_actions(session, rows, ctx.version)}
+
+
+@router.get("/{action_id}")
+def get_action(action_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    with services.database.read() as session:
+        row = find(session, ActionRow, action_id, ctx.scope(), "action")
+        return {"action": render_actions(session, [row], ctx.version)[0]}
+
+
+@router.patch("/{action_id}", status_code=202)
+def update_action(
+    action_id: str,
+    request: Request,
+    services: ServicesDep,
+    ctx: Context,
+    body: Any = Body(None),
+) -> Response:
+    require(ctx.version, "1.12")
+    raw_force = request.query_params.get("force")
+    force = raw_force is not None and pagination.parse_bool("force", raw_force)
+    with services.database.write() as session:
+        row = cancel_action(session, services, ctx, action_id, body, force)
+    return Response(status_code=202, headers=location(row.id))

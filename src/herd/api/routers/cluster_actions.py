@@ -1,0 +1,24 @@
+"""``POST /v1/clusters/<id>/actions``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body
+from fastapi.responses import JSONResponse
+
+from herd.api.auth import Context
+from herd.api.deps import ServicesDep
+from herd.api.services.cluster_actions import cluster_action
+from herd.api.services.common import location
+
+router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
+
+
+@router.post("/{cluster_id}/actions", status_code=202)
+def post_cluster_action(
+    cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+) -> JSONResponse:
+    with services.database.write() as session:
+        action = cluster_action(session, services, ctx, cluster_id, body)
+    return JSONResponse({"action": action.id}, status_code=202, headers=location(action.id))

@@ -1,0 +1,111 @@
+"""``/v1/clusters`` CRUD and ``/v1/clusters/<id>/attrs/<path>``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Request, Response
+from fastapi.responses import JSONResponse
+from sqlalchemy import select
+
+from herd.api import pagination
+from herd.api.auth import Context
+from herd.api.deps import ServicesDep
+from herd.api.microversion import require
+from herd.api.services import clusters as service
+from herd.api.services.common import location
+from herd.api.views import render_cluster, render_clusters, render_nodes
+from herd.store.lookup import find
+from herd.store.models import ClusterRow, NodeRow
+
+router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
+
+LIST_SPEC = pagination.ListSpec(
+    model=ClusterRow,
+    sort_keys={
+        "name": ClusterRow.name,
+        "status": ClusterRow.status,
+        "init_at": ClusterRow.init_at,
+        "created_at": ClusterRow.created_at,
+        "updated_at": ClusterRow.updated_at,
+    },
+    default_sort=("init_at",),
+    filters={"name": ClusterRow.name, "status": ClusterRow.status},
+)
+
+
+@router.get("")
+def list_clusters(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    params = pagination.parse(request.query_params, LIST_SPEC)
+    scope = ctx.list_scope(params.global_project)
+    with services.database.read() as session:
+        rows = pagination.apply(session, select(ClusterRow), LIST_SPEC, params, scope)
+        return {"clusters": render_clusters(session, rows)}
+
+
+@router.post("", status_code=202)
+def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> JSONResponse:
+    with services.database.write() as session:
+        cluster, action = service.create_cluster(session, services, ctx, body)
+        session.flush()
+        view = render_cluster(session, cluster)
+    return JSONResponse({"cluster": view}, status_code=202, headers=location(action.id))
+
+
+@router.get("/{cluster_id}")
+def get_cluster(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    with services.database.read() as session:
+        row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
+        return {"cluster": render_cluster(session, row)}
+
+
+@router.patch("/{cluster_id}", status_code=202)
+def update_cluster(
+    cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+) -> JSONResponse:
+    with services.database.write() as session:
+        cluster, action = service.update_cluster(session, services, ctx, cluster_id, body)
+        session.flush()
+        view = render_cluster(session, cluster)
+    return JSONResponse({"cluster": view}, status_code=202, headers=location(action.id))
+
+
+@router.delete("/{cluster_id}", status_code=202)
+def delete_cluster(
+    cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+) -> Response:
+    with services.database.write() as session:
+        action = service.delete_cluster(session, services, ctx, cluster_id, body)
+    return Response(status_code=202, headers=location(action.id))
+
+
+def _dig(value: Any, path: list[str]) -> tuple[bool, Any]:
+    for key in path:
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return False, None
+    return True, value
+
+
+@router.get("/{cluster_id}/attrs/{path:path}")
+def collect_attrs(
+    cluster_id: str, path: str, services: ServicesDep, ctx: Context
+) -> dict[str, Any]:
+    """Senlin's cluster collect (1.2): one attribute of every member's node view."""
+    require(ctx.version, "1.2")
+    with services.database.read() as session:
+        cluster = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
+        nodes = session.scalars(
+            select(NodeRow).where(NodeRow.cluster_id == cluster.id).order_by(NodeRow.index)
+        ).all()
+        views = render_nodes(session, nodes, ctx.version, details=True)
+    parts = [p for p in path.split(".") if p]
+    found = []
+    for view in views:
+        ok, value = _dig(view, parts)
+        if ok:
+            found.append({"id": view["id"], "value": value})
+    return {"cluster_attributes": found}

@@ -1,0 +1,204 @@
+"""Node create, update, delete and node actions."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from herd.api.auth import RequestContext
+from herd.api.deps import Services
+from herd.api.microversion import APIVersion
+from herd.api.services.cluster_actions import recover_inputs, single_action
+from herd.api.services.clusters import parse_force
+from herd.api.services.common import (
+    find_referenced,
+    get_bool,
+    get_map,
+    get_name,
+    get_str,
+    reject_unknown,
+    require,
+    submit,
+    unwrap,
+)
+from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
+from herd.store.lookup import find
+from herd.store.models import ActionRow, ClusterRow, NodeRow, ProfileRow
+from herd.types import ActionName, HealthStatus, NodeStatus
+
+V1_13 = APIVersion(1, 13)
+BUSY_STATUSES = (
+    NodeStatus.CREATING,
+    NodeStatus.UPDATING,
+    NodeStatus.DELETING,
+    NodeStatus.RECOVERING,
+)
+
+
+def _next_index(session: Session, cluster: ClusterRow) -> int:
+    # An atomic increment, so concurrent creates never share an index.
+    new_next = session.execute(
+        update(ClusterRow)
+        .where(ClusterRow.id == cluster.id)
+        .values(next_index=ClusterRow.next_index + 1)
+        .returning(ClusterRow.next_index)
+        .execution_options(synchronize_session=False)
+    ).scalar_one()
+    return int(new_next) - 1
+
+
+def create_node(
+    session: Session, services: Services, ctx: RequestContext, body: Any
+) -> tuple[NodeRow, ActionRow]:
+    data = unwrap(body, "node")
+    reject_unknown(data, ("name", "profile_id", "cluster_id", "role", "metadata"))
+    name = get_name(data)
+    profile_identity = require(data, "profile_id")
+    role = get_str(data, "role", max_length=64) or ""
+    metadata = get_map(data, "metadata") or {}
+    profile = find_referenced(session, ProfileRow, profile_identity, ctx.scope(), "profile")
+    cluster: ClusterRow | None = None
+    if data.get("cluster_id"):
+        cluster = find_referenced(session, ClusterRow, data["cluster_id"], ctx.scope(), "cluster")
+        cluster_type = session.get(ProfileRow, cluster.profile_id)
+        if cluster_type is not None and cluster_type.type != profile.type:
+            raise InvalidRequest(
+                "Node and cluster have different profile type, operation aborted.",
+                field="profile_id",
+            )
+    now = services.now()
+    node = NodeRow(
+        id=str(uuid.uuid4()),
+        name=name,
+        physical_id=None,
+        cluster_id=cluster.id if cluster else None,
+        profile_id=profile.id,
+        index=_next_index(session, cluster) if cluster else -1,
+        role=role,
+        init_at=now,
+        created_at=None,
+        updated_at=None,
+        status=NodeStatus.INIT.value,
+        status_reason="Initializing",
+        health=HealthStatus.UNKNOWN.value,
+        health_reason="",
+        tainted=False,
+        meta_data=metadata,
+        data={},
+        dependents={},
+        user=ctx.user,
+        project=cluster.project if cluster else ctx.project,
+        domain="",
+    )
+    session.add(node)
+    action = submit(
+        session,
+        services,
+        ctx,
+        ActionName.NODE_CREATE,
+        target=node.id,
+        cluster_id=node.cluster_id,
+        project=node.project,
+        check=False,
+    )
+    return node, action
+
+
+def update_node(
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+) -> tuple[NodeRow, ActionRow]:
+    data = unwrap(body, "node")
+    if ctx.version < V1_13:
+        data.pop("tainted", None)
+    reject_unknown(data, ("name", "profile_id", "role", "metadata", "tainted"))
+    node = find(session, NodeRow, identity, ctx.scope(), "node")
+    inputs: dict[str, Any] = {}
+    if data.get("name") is not None:
+        name = get_name(data)
+        if name != node.name:
+            inputs["name"] = name
+    role = get_str(data, "role", max_length=64)
+    if role is not None and role != node.role:
+        inputs["role"] = role
+    metadata = get_map(data, "metadata")
+    if metadata is not None and metadata != (node.meta_data or {}):
+        inputs["metadata"] = metadata
+    tainted = get_bool(data, "tainted")
+    if tainted is not None and tainted != node.tainted:
+        inputs["tainted"] = tainted
+    if data.get("profile_id") is not None:
+        profile = find_referenced(session, ProfileRow, data["profile_id"], ctx.scope(), "profile")
+        if profile.id != node.profile_id:
+            current = session.get(ProfileRow, node.profile_id)
+            if current is not None and current.type != profile.type:
+                raise InvalidRequest(
+                    "Cannot update a node to a different profile type, operation aborted.",
+                    field="profile_id",
+                )
+            inputs["profile_id"] = profile.id
+    if not inputs:
+        raise InvalidRequest("No property needs an update.")
+    action = submit(
+        session,
+        services,
+        ctx,
+        ActionName.NODE_UPDATE,
+        target=node.id,
+        cluster_id=node.cluster_id,
+        project=node.project,
+        inputs=inputs,
+    )
+    return node, action
+
+
+def delete_node(
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+) -> ActionRow:
+    force = parse_force(body, ctx.version)
+    node = find(session, NodeRow, identity, ctx.scope(), "node")
+    if node.dependents:
+        raise ResourceInUse(
+            f"The node '{node.id}' cannot be deleted: still depended by other clusters "
+            "and/or nodes."
+        )
+    if not force and node.status in BUSY_STATUSES:
+        raise ActionInProgress(f"The node '{node.id}' is in status {node.status}.")
+    return submit(
+        session,
+        services,
+        ctx,
+        ActionName.NODE_DELETE,
+        target=node.id,
+        cluster_id=node.cluster_id,
+        project=node.project,
+        inputs={"force": force},
+    )
+
+
+NODE_ACTIONS = {"check": ActionName.NODE_CHECK, "recover": ActionName.NODE_RECOVER}
+
+
+def node_action(
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+) -> ActionRow:
+    name, params = single_action(body, NODE_ACTIONS)
+    node = find(session, NodeRow, identity, ctx.scope(), "node")
+    if name == "check":
+        if params is not None and not isinstance(params, dict):
+            raise InvalidRequest("The data provided for 'check' is not a map", field="check")
+        inputs: dict[str, Any] = {}
+    else:
+        inputs = recover_inputs(params, ctx.version, ("operation", "operation_params", "check"))
+    return submit(
+        session,
+        services,
+        ctx,
+        NODE_ACTIONS[name],
+        target=node.id,
+        cluster_id=node.cluster_id,
+        project=node.project,
+        inputs=inputs,
+    )

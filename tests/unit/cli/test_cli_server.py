@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from herd.cli import main as cli_main
+from herd.config import Settings
+
+
+def _fake_module(monkeypatch: pytest.MonkeyPatch, name: str, **functions: Any) -> None:
+    module = types.ModuleType(name)
+    for key, value in functions.items():
+        setattr(module, key, value)
+    monkeypatch.setitem(sys.modules, name, module)
+
+
+def test_serve_builds_settings_from_options(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[Settings] = []
+    _fake_module(monkeypatch, "herd.api.server", serve=seen.append)
+    monkeypatch.setenv("HERD_ENGINE_WORKERS", "3")
+    result = CliRunner().invoke(
+        cli_main.app,
+        ["serve", "--port", "9999", "--data-dir", str(tmp_path), "--auth", "token", "--no-engine"],
+    )
+    assert result.exit_code == 0, result.output
+    (settings,) = seen
+    assert settings.port == 9999 and settings.host == "127.0.0.1"
+    assert settings.data_dir == tmp_path and settings.auth == "token"
+    assert settings.run_engine is False
+    assert settings.engine_workers == 3  # HERD_* still apply
+
+
+def test_serve_rejects_unknown_auth() -> None:
+    result = CliRunner().invoke(cli_main.app, ["serve", "--auth", "basic"])
+    assert result.exit_code == 2
+
+
+def test_engine_and_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    engines: list[Settings] = []
+    agents: list[tuple[Any, ...]] = []
+    _fake_module(monkeypatch, "herd.engine.service", run_forever=engines.append)
+    _fake_module(monkeypatch, "herd.agent.reconciler", run_forever=lambda *a: agents.append(a))
+    runner = CliRunner()
+    assert runner.invoke(cli_main.app, ["engine", "--db-url", "sqlite:///x.db"]).exit_code == 0
+    assert engines[0].db_url == "sqlite:///x.db"
+    result = runner.invoke(
+        cli_main.app, ["--url", "http://central:1", "--token", "t0", "agent", "--region", "r1"]
+    )
+    assert result.exit_code == 0, result.output
+    _, region, url, token = agents[0]
+    assert (region, url, token) == ("r1", "http://central:1", "t0")
+
+
+def test_iallocator_gets_raw_argv(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+
+    def run_iallocator(argv: list[str]) -> int:
+        calls.append(argv)
+        return 7
+
+    _fake_module(monkeypatch, "herd.cli.iallocator", run_iallocator=run_iallocator)
+    monkeypatch.setattr(sys, "argv", ["herd", "iallocator", "--help", "-m", "req.json"])
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main.main()
+    assert exit_info.value.code == 7
+    assert calls == [["--help", "-m", "req.json"]]
+    # reached through typer too (e.g. after a global option)
+    result = CliRunner().invoke(cli_main.app, ["--json", "iallocator", "-v", "x"])
+    assert result.exit_code == 7
+    assert calls[-1] == ["-v", "x"]
+
+
+def test_token_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    store: dict[str, dict[str, Any]] = {}
+
+    def create_token(session: Any, project: str, role: str, name: str, now: float) -> Any:
+        row = types.SimpleNamespace(
+            id="tok-1", name=name, project=project, role=role, created_at=now, expires_at=None
+        )
+        store[row.id] = vars(row)
+        assert session is not None
+        return row, "s3cr3t"
+
+    def list_tokens(session: Any) -> list[Any]:
+        return [types.SimpleNamespace(**row) for row in store.values()]
+
+    def revoke(session: Any, token_id: str) -> bool:
+        return store.pop(token_id, None) is not None
+
+    _fake_module(
+        monkeypatch,
+        "herd.store.tokens",
+        create_token=create_token,
+        list_tokens=list_tokens,
+        revoke=revoke,
+    )
+    runner = CliRunner()
+    data = ["--data-dir", str(tmp_path)]
+    result = runner.invoke(
+        cli_main.app,
+        ["--json", "token", "create", "--project", "p1", "--role", "agent", "--name", "a", *data],
+    )
+    assert result.exit_code == 0, result.output
+    assert '"secret": "s3cr3t"' in result.stdout and '"role": "agent"' in result.stdout
+    assert (tmp_path / "herd.db").exists()
+    result = runner.invoke(cli_main.app, ["token", "list", *data])
+    assert "tok-1" in result.stdout and "s3cr3t" not in result.stdout
+    assert runner.invoke(cli_main.app, ["token", "revoke", "tok-1", *data]).exit_code == 0
+    result = runner.invoke(cli_main.app, ["token", "revoke", "tok-1", *data])
+    assert result.exit_code == 1 and "no token" in result.stderr
+    result = runner.invoke(cli_main.app, ["token", "create", "--project", "p", "--role", "root"])
+    assert result.exit_code == 2
