@@ -49,20 +49,44 @@ SCENARIOS = [
 
 
 def _ipolicy() -> dict[str, Any]:
-    spec = {"memory-size": 128, "cpu-count": 1, "disk-size": 1024, "disk-count": 1,
-            "nic-count": 1, "spindle-use": 1}
-    big = {"memory-size": 65536, "cpu-count": 16, "disk-size": 1048576, "disk-count": 16,
-           "nic-count": 8, "spindle-use": 8}
-    return {"std": spec, "minmax": [{"min": spec, "max": big}], "vcpu-ratio": 4.0,
-            "spindle-ratio": 32.0,
-            "disk-templates": ["drbd", "plain", "file", "sharedfile", "rbd", "diskless"]}
+    spec = {
+        "memory-size": 128,
+        "cpu-count": 1,
+        "disk-size": 1024,
+        "disk-count": 1,
+        "nic-count": 1,
+        "spindle-use": 1,
+    }
+    big = {
+        "memory-size": 65536,
+        "cpu-count": 16,
+        "disk-size": 1048576,
+        "disk-count": 16,
+        "nic-count": 8,
+        "spindle-use": 8,
+    }
+    return {
+        "std": spec,
+        "minmax": [{"min": spec, "max": big}],
+        "vcpu-ratio": 4.0,
+        "spindle-ratio": 32.0,
+        "disk-templates": ["drbd", "plain", "file", "sharedfile", "rbd", "diskless"],
+    }
 
 
 def generate(s: Scenario, seed: int = 1) -> dict[str, Any]:
     """A cluster with s.groups groups; 70 % DRBD, 30 % plain, spread round-robin."""
     rng = random.Random(seed)
-    groups = {f"g{g}": {"name": f"group{g}", "alloc_policy": "preferred", "networks": [],
-                        "ipolicy": _ipolicy(), "tags": []} for g in range(s.groups)}
+    groups = {
+        f"g{g}": {
+            "name": f"group{g}",
+            "alloc_policy": "preferred",
+            "networks": [],
+            "ipolicy": _ipolicy(),
+            "tags": [],
+        }
+        for g in range(s.groups)
+    }
     per_group = s.nodes // s.groups
     nodes: dict[str, dict[str, Any]] = {}
     members: list[list[str]] = []
@@ -70,13 +94,27 @@ def generate(s: Scenario, seed: int = 1) -> dict[str, Any]:
         names = [f"node-{g}-{k:04d}" for k in range(per_group)]
         members.append(names)
         for name in names:
-            nodes[name] = {"group": f"g{g}", "offline": False, "drained": False,
-                           "vm_capable": True, "master_capable": True, "master_candidate": False,
-                           "tags": [], "primary_ip": "1", "secondary_ip": "2",
-                           "ndparams": {"spindle_count": 1, "exclusive_storage": False},
-                           "total_memory": 256 * GIB, "reserved_memory": 4 * GIB,
-                           "total_disk": 8 * 1024 * GIB, "total_cpus": 64, "reserved_cpus": 1,
-                           "total_spindles": 1, "free_spindles": 1, "_mem": 0, "_disk": 0}
+            nodes[name] = {
+                "group": f"g{g}",
+                "offline": False,
+                "drained": False,
+                "vm_capable": True,
+                "master_capable": True,
+                "master_candidate": False,
+                "tags": [],
+                "primary_ip": "1",
+                "secondary_ip": "2",
+                "ndparams": {"spindle_count": 1, "exclusive_storage": False},
+                "total_memory": 256 * GIB,
+                "reserved_memory": 4 * GIB,
+                "total_disk": 8 * 1024 * GIB,
+                "total_cpus": 64,
+                "reserved_cpus": 1,
+                "total_spindles": 1,
+                "free_spindles": 1,
+                "_mem": 0,
+                "_disk": 0,
+            }
     instances: dict[str, dict[str, Any]] = {}
     for k in range(s.instances):
         g = k % s.groups
@@ -89,12 +127,20 @@ def generate(s: Scenario, seed: int = 1) -> dict[str, Any]:
         up = rng.random() < 0.9
         total = disk + 128 if drbd else disk
         instances[f"inst-{k:05d}"] = {
-            "tags": [], "admin_state": "up" if up else "down", "admin_state_source": "admin",
-            "vcpus": rng.randint(1, 4), "memory": mem, "spindle_use": 1, "os": "debian",
-            "nodes": [pri, sec] if drbd else [pri], "nics": [{"mac": "aa", "ip": None}],
+            "tags": [],
+            "admin_state": "up" if up else "down",
+            "admin_state_source": "admin",
+            "vcpus": rng.randint(1, 4),
+            "memory": mem,
+            "spindle_use": 1,
+            "os": "debian",
+            "nodes": [pri, sec] if drbd else [pri],
+            "nics": [{"mac": "aa", "ip": None}],
             "disks": [{"size": disk, "mode": "rw", "spindles": 1}],
-            "disk_template": "drbd" if drbd else "plain", "disks_active": True,
-            "hypervisor": "xen-pvm", "disk_space_total": total,
+            "disk_template": "drbd" if drbd else "plain",
+            "disks_active": True,
+            "hypervisor": "xen-pvm",
+            "disk_space_total": total,
         }
         if up:
             nodes[pri]["_mem"] += mem
@@ -107,17 +153,31 @@ def generate(s: Scenario, seed: int = 1) -> dict[str, Any]:
         node["i_pri_memory"] = node["i_pri_up_memory"] = 0
     if s.request == "change-group":
         wanted = [n for n in instances if instances[n]["nodes"][0].startswith("node-0-")]
-        request: dict[str, Any] = {"type": "change-group", "instances": wanted[: s.count],
-                                   "target_groups": []}
+        request: dict[str, Any] = {
+            "type": "change-group",
+            "instances": wanted[: s.count],
+            "target_groups": [],
+        }
     else:
         evacuated = set(members[0][: s.count])
         position = 0 if s.evac_mode == "primary-only" else 1
-        wanted = [n for n, i in instances.items()
-                  if len(i["nodes"]) > position and i["nodes"][position] in evacuated]
+        wanted = [
+            n
+            for n, i in instances.items()
+            if len(i["nodes"]) > position and i["nodes"][position] in evacuated
+        ]
         request = {"type": "node-evacuate", "instances": wanted, "evac_mode": s.evac_mode}
-    return {"version": 2, "cluster_name": "bench", "cluster_tags": [],
-            "enabled_hypervisors": ["xen-pvm"], "ipolicy": _ipolicy(), "nodegroups": groups,
-            "nodes": nodes, "instances": instances, "request": request}
+    return {
+        "version": 2,
+        "cluster_name": "bench",
+        "cluster_tags": [],
+        "enabled_hypervisors": ["xen-pvm"],
+        "ipolicy": _ipolicy(),
+        "nodegroups": groups,
+        "nodes": nodes,
+        "instances": instances,
+        "request": request,
+    }
 
 
 _WRAPPER = (
@@ -174,20 +234,43 @@ def main() -> None:
             herd_time, herd_mem, _ = run([*herd, str(request)], herd_out, 900)
             herd_moved, herd_score = _outcome(data, herd_out)
             if os.path.exists(args.hail):
-                hail_time, hail_mem, ok = run([args.hail, str(request)], hail_out, args.hail_timeout)
+                hail_time, hail_mem, ok = run(
+                    [args.hail, str(request)], hail_out, args.hail_timeout
+                )
                 hail_moved, hail_score = _outcome(data, hail_out) if ok else ("-", "-")
             else:
                 hail_time = hail_mem = hail_moved = hail_score = "absent"
-            rows.append((scenario.label, str(size), herd_time, herd_mem, herd_moved, herd_score,
-                         hail_time, hail_mem, hail_moved, hail_score))
+            rows.append(
+                (
+                    scenario.label,
+                    str(size),
+                    herd_time,
+                    herd_mem,
+                    herd_moved,
+                    herd_score,
+                    hail_time,
+                    hail_mem,
+                    hail_moved,
+                    hail_score,
+                )
+            )
             print(" | ".join(rows[-1]), flush=True)
-    header = ("scenario", "req", "herd s", "herd MB", "herd moved", "herd score",
-              "hail s", "hail MB", "hail moved", "hail score")
+    header = (
+        "scenario",
+        "req",
+        "herd s",
+        "herd MB",
+        "herd moved",
+        "herd score",
+        "hail s",
+        "hail MB",
+        "hail moved",
+        "hail score",
+    )
     print("\n| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for row in rows:
         print("| " + " | ".join(row) + " |")
-
 
 
 if __name__ == "__main__":

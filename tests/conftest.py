@@ -59,14 +59,34 @@ class PgServer:
 
     admin_url: str  # SQLAlchemy URL of the maintenance database
     url_for: Callable[[str], str]
+    template: str | None = None
 
-    def create_database(self) -> str:
+    def _template(self) -> str:
+        """A migrated database that new test databases are copied from (much faster)."""
+        if self.template is None:
+            from herd.store.database import Database
+
+            name = self._create(None)
+            database = Database(self.url_for(name))
+            try:
+                database.migrate()
+            finally:
+                database.dispose()
+            self.template = name
+        return self.template
+
+    def _create(self, template: str | None) -> str:
         import psycopg
 
         name = f"herd_{uuid.uuid4().hex[:16]}"
+        clause = f' TEMPLATE "{template}"' if template else ""
         with psycopg.connect(_psycopg_url(self.admin_url), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"{clause}')
         return name
+
+    def create_database(self, *, migrated: bool = True) -> str:
+        """A new database, already at the newest schema unless ``migrated`` is False."""
+        return self._create(self._template() if migrated else None)
 
     def drop_database(self, name: str) -> None:
         import psycopg

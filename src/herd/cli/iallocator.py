@@ -33,7 +33,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="herd-iallocator",
         description="Answer a Ganeti iallocator request (hail-compatible).",
     )
-    parser.add_argument("inputs", nargs="*", help="REQUEST.json or -; 'check REQ ANS'; 'explain REQ'")
+    parser.add_argument(
+        "inputs", nargs="*", help="REQUEST.json or -; 'check REQ ANS'; 'explain REQ'"
+    )
     parser.add_argument("--version", action="store_true")
     parser.add_argument("-p", "--print-nodes", action="store_true")
     parser.add_argument("-S", "--save", metavar="FILE")
@@ -142,7 +144,16 @@ def _explain(request_path: str, options: PlannerOptions) -> int:
         console.print(answer.to_json(), highlight=False)
         return 0
     table = Table(title=answer.info)
-    for column in ("instance", "template", "from", "to", "group", "opcodes", "after jobs", "outcome"):
+    for column in (
+        "instance",
+        "template",
+        "from",
+        "to",
+        "group",
+        "opcodes",
+        "after jobs",
+        "outcome",
+    ):
         table.add_column(column)
     for row in rows:
         table.add_row(

@@ -26,8 +26,14 @@ from herd.planner.model import (
 )
 from herd.planner.relocation import no_good_node
 from herd.planner.score import ScoreBase
-from herd.planner.search import Choice, NoChoice, PairFailure, best_pair, best_secondary
-from herd.planner.search import best_single
+from herd.planner.search import (
+    Choice,
+    NoChoice,
+    PairFailure,
+    best_pair,
+    best_secondary,
+    best_single,
+)
 
 
 @dataclass(frozen=True)
@@ -73,8 +79,7 @@ def place_new(
         missing = [n for n in spec.networks if n not in group.networks]
         if missing:
             messages.append(
-                f"group {group.name} is not connected to a network required by instance "
-                f"{spec.name}"
+                f"group {group.name} is not connected to a network required by instance {spec.name}"
             )
             continue
         violation = ipolicy_violation(spec, group.ipolicy)
@@ -118,7 +123,7 @@ def place_new(
         if best is None or key < (best[0], best[1]):
             best = (int(group.alloc_policy), choice.score, text, choice)
     if best is None:
-        return None, ", ".join(messages)
+        return None, ", ".join(messages) or "no allocable group has online nodes"
     _, _, text, choice = best
     state.attach(i, choice.primary, choice.secondary)
     group_name = state.groups[int(state.group[choice.primary])].name
@@ -181,7 +186,9 @@ def relocate(state: ClusterState, request: RelocateRequest, options: PlannerOpti
         base = ScoreBase(work, work.group_nodes(group))
         choice = best_single(work, i, cands, base, soft, migrate_from=primary)
     else:
-        return Outcome(False, f"Instances of type {spec.disk_template.value} cannot be relocated", [])
+        return Outcome(
+            False, f"Instances of type {spec.disk_template.value} cannot be relocated", []
+        )
     if not isinstance(choice, Choice):
         return Outcome(False, no_good_node(work, choice), [])
     node = choice.secondary if spec.disk_template is DiskTemplate.DRBD else choice.primary

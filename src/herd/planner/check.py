@@ -73,7 +73,10 @@ def check_answer(data: ClusterData, answer: Any, max_resyncs_per_node: int = 0) 
 
 
 def _check_nodes(
-    state: ClusterState, request: AllocateRequest | RelocateRequest, result: Any, report: CheckReport
+    state: ClusterState,
+    request: AllocateRequest | RelocateRequest,
+    result: Any,
+    report: CheckReport,
 ) -> None:
     if not isinstance(result, list) or not all(isinstance(n, str) for n in result):
         report.errors.append("result must be a list of node names")
@@ -225,8 +228,8 @@ def _apply(
     if kind not in ACCEPTED_OPCODES:
         report.errors.append(f"{where}: opcode not accepted by Ganeti")
         return None
-    target_name = op.get("remote_node") if kind == "OP_INSTANCE_REPLACE_DISKS" else op.get(
-        "target_node"
+    target_name = (
+        op.get("remote_node") if kind == "OP_INSTANCE_REPLACE_DISKS" else op.get("target_node")
     )
     target = sim.node_index.get(str(target_name), NO_NODE) if target_name is not None else NO_NODE
     if target_name is not None and target == NO_NODE:

@@ -296,7 +296,9 @@ def _request(value: Any, cluster_instances: Mapping[str, Instance]) -> Request:
     if kind == "multi-allocate":
         items = _list(_key(req, "instances", where), f"{where}: key 'instances'")
         return MultiAllocateRequest(
-            instances=tuple(_allocate(_dict(i, f"{where}[{n}]"), where) for n, i in enumerate(items))
+            instances=tuple(
+                _allocate(_dict(i, f"{where}[{n}]"), where) for n, i in enumerate(items)
+            )
         )
     if kind == "relocate":
         name = _str(_key(req, "name", where), f"{where}: key 'name'")

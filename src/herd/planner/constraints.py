@@ -81,8 +81,10 @@ def _spindle_checks(
     exclusive = state.exclusive[cands]
     if exclusive.any():
         need = spec.disk_spindles
-        short = np.ones(cands.shape, dtype=np.bool_) if need is None else (
-            state.f_spindles[cands] - need < 0
+        short = (
+            np.ones(cands.shape, dtype=np.bool_)
+            if need is None
+            else (state.f_spindles[cands] - need < 0)
         )
         _mark(codes, exclusive & short, FailMode.SPINDLES)
     if soft:
@@ -112,7 +114,9 @@ def secondary_failures(
     if not spec.disk_template.is_drbd:
         codes[...] = code_of(FailMode.DISK)
         return codes
-    _mark(codes, np.broadcast_to(state.f_dsk[cands] - state.local_disk(i) <= 0, shape), FailMode.DISK)
+    _mark(
+        codes, np.broadcast_to(state.f_dsk[cands] - state.local_disk(i) <= 0, shape), FailMode.DISK
+    )
     flat = np.zeros(cands.shape, dtype=np.int64)
     _spindle_checks(state, spec, cands, flat, soft, i)
     flat_b = np.broadcast_to(flat, shape)

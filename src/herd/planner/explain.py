@@ -27,7 +27,9 @@ def _nodes(state: ClusterState, nodes: tuple[int, int]) -> str:
     return "/".join(state.node_names[n] for n in nodes if n != NO_NODE)
 
 
-def explain(raw: dict[str, Any], options: PlannerOptions | None = None) -> tuple[Answer, list[PlanRow]]:
+def explain(
+    raw: dict[str, Any], options: PlannerOptions | None = None
+) -> tuple[Answer, list[PlanRow]]:
     """Plan the request and describe every instance of it.
 
     Args:
@@ -51,7 +53,11 @@ def explain(raw: dict[str, Any], options: PlannerOptions | None = None) -> tuple
         ops = jobs[index]
         steps = ", ".join(
             op["OP_ID"].removeprefix("OP_INSTANCE_").lower()
-            + (f"→{op.get('remote_node') or op.get('target_node')}" if op.get("remote_node") or op.get("target_node") else "")
+            + (
+                f"→{op.get('remote_node') or op.get('target_node')}"
+                if op.get("remote_node") or op.get("target_node")
+                else ""
+            )
             for op in ops
         )
         depends = ", ".join(str(index + d[0]) for d in ops[0].get("depends", []))

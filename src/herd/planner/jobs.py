@@ -92,6 +92,7 @@ def job_effect(spec: InstanceSpec, placements: list[tuple[int, int]]) -> JobEffe
     ``placements[0]`` is the (primary, secondary) before the job, each later
     item the placement after one opcode.
     """
+
     def holding(placement: tuple[int, int]) -> dict[int, FloatArray]:
         primary, secondary = placement
         held = {primary: usage(spec, True)}

@@ -14,8 +14,14 @@ from enum import StrEnum
 import numpy as np
 
 from herd.planner.cluster import NO_NODE, ClusterState, IntArray
-from herd.planner.constraints import FailMode, ipolicy_violation, migration_allowed, mode_of
-from herd.planner.constraints import primary_failures, secondary_failures
+from herd.planner.constraints import (
+    FailMode,
+    ipolicy_violation,
+    migration_allowed,
+    mode_of,
+    primary_failures,
+    secondary_failures,
+)
 from herd.planner.model import (
     AllocPolicy,
     ChangeGroupRequest,
@@ -25,8 +31,14 @@ from herd.planner.model import (
     PlannerOptions,
 )
 from herd.planner.score import ScoreBase
-from herd.planner.search import Choice, NoChoice, PairFailure, best_pair, best_secondary
-from herd.planner.search import best_single
+from herd.planner.search import (
+    Choice,
+    NoChoice,
+    PairFailure,
+    best_pair,
+    best_secondary,
+    best_single,
+)
 
 # Texts of failures that several modules emit.
 NODE_LIST_LIMIT = 12
@@ -168,12 +180,16 @@ def _evacuate_one(
     elif mode is EvacMode.SECONDARY_ONLY:
         soft = base_soft and not state.offline[old[1]]
         choice = best_secondary(state, i, old[0], cands, base, soft)
-        steps = [Step(StepKind.REPLACE_SECONDARY, choice.secondary)] if isinstance(
-            choice, Choice
-        ) else []
+        steps = (
+            [Step(StepKind.REPLACE_SECONDARY, choice.secondary)]
+            if isinstance(choice, Choice)
+            else []
+        )
     else:
         soft = base_soft and not state.offline[old[0]]
-        choice = best_pair(state, i, cands, base, soft, migrate_from=old[1] if state.offline[old[0]] else old[0])
+        choice = best_pair(
+            state, i, cands, base, soft, migrate_from=old[1] if state.offline[old[0]] else old[0]
+        )
         steps = (
             _drbd_steps(old[0], choice.primary, choice.secondary, state)
             if isinstance(choice, Choice)
@@ -209,7 +225,11 @@ def _failover(state: ClusterState, i: int, group: int, soft_default: bool) -> Re
         return f"{mode.value}: cannot fail over to secondary node {state.node_names[old_secondary]}"
     state.attach(i, old_secondary, old_primary)
     return Relocation(
-        i, group, (old_primary, old_secondary), (old_secondary, old_primary), (Step(StepKind.FAILOVER),)
+        i,
+        group,
+        (old_primary, old_secondary),
+        (old_secondary, old_primary),
+        (Step(StepKind.FAILOVER),),
     )
 
 
@@ -224,9 +244,7 @@ def _target_groups(state: ClusterState, request: ChangeGroupRequest) -> list[int
     return [g for g in dict.fromkeys(wanted) if g not in sources and state.group_nodes(g).size]
 
 
-def change_group(
-    state: ClusterState, request: ChangeGroupRequest, options: PlannerOptions
-) -> Plan:
+def change_group(state: ClusterState, request: ChangeGroupRequest, options: PlannerOptions) -> Plan:
     """Plan a change-group request on a copy of ``state``."""
     work = state.copy()
     plan = Plan(state=work)

@@ -134,9 +134,7 @@ class ScoreBase:
         idx = idx.reshape(nodes.shape)
         return self._rows[:, idx], self._penalties[idx], self._online[idx].astype(np.float64)
 
-    def delta(
-        self, nodes: IntArray, new: NodeFigures
-    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    def delta(self, nodes: IntArray, new: NodeFigures) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Changes to (sum1, sum2, penalty) if ``nodes`` took the ``new`` figures.
 
         ``nodes`` may have any shape; the result has shape (terms, *shape) for

@@ -18,8 +18,8 @@ from herd.planner.constraints import (
     OK,
     FailMode,
     code_of,
-    mode_of,
     migration_allowed,
+    mode_of,
     peer_memory,
     primary_failures,
     secondary_failures,
@@ -65,7 +65,9 @@ def _tag_delta(state: ClusterState, i: int, nodes: IntArray) -> FloatArray:
     return np.asarray(values).reshape(nodes.shape)
 
 
-def _location_exclusion_delta(state: ClusterState, i: int, base: ScoreBase, nodes: IntArray) -> FloatArray:
+def _location_exclusion_delta(
+    state: ClusterState, i: int, base: ScoreBase, nodes: IntArray
+) -> FloatArray:
     tags = state.inst_excl[i]
     if not tags or not state.rules.location_prefixes:
         return np.zeros(nodes.shape)
@@ -114,7 +116,9 @@ def secondary_figures(
     return figures
 
 
-def _shared_locations(state: ClusterState, primaries: IntArray, secondaries: IntArray) -> FloatArray:
+def _shared_locations(
+    state: ClusterState, primaries: IntArray, secondaries: IntArray
+) -> FloatArray:
     shape = np.broadcast_shapes(primaries.shape, secondaries.shape)
     if not state.rules.location_prefixes:
         return np.zeros(shape)
@@ -235,8 +239,6 @@ def best_pair(
     best = _last_argmin(scores)
     row, col = divmod(best, cands.size)
     return Choice(int(primaries[row]), int(cands[col]), float(scores[row, col]), int(ok.sum()))
-
-
 
 
 def _counter(codes: IntArray, mask: np.ndarray) -> Counter[FailMode]:

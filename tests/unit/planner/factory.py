@@ -7,15 +7,36 @@ from typing import Any
 IPOLICY: dict[str, Any] = {
     "minmax": [
         {
-            "min": {"memory-size": 128, "cpu-count": 1, "disk-size": 128, "disk-count": 1,
-                    "nic-count": 1, "spindle-use": 1},
-            "max": {"memory-size": 65536, "cpu-count": 16, "disk-size": 1048576,
-                    "disk-count": 16, "nic-count": 8, "spindle-use": 8},
+            "min": {
+                "memory-size": 128,
+                "cpu-count": 1,
+                "disk-size": 128,
+                "disk-count": 1,
+                "nic-count": 1,
+                "spindle-use": 1,
+            },
+            "max": {
+                "memory-size": 65536,
+                "cpu-count": 16,
+                "disk-size": 1048576,
+                "disk-count": 16,
+                "nic-count": 8,
+                "spindle-use": 8,
+            },
         }
     ],
     "std": {"memory-size": 128},
-    "disk-templates": ["drbd", "plain", "file", "sharedfile", "blockdev", "rbd", "ext",
-                       "gluster", "diskless"],
+    "disk-templates": [
+        "drbd",
+        "plain",
+        "file",
+        "sharedfile",
+        "blockdev",
+        "rbd",
+        "ext",
+        "gluster",
+        "diskless",
+    ],
     "vcpu-ratio": 4.0,
     "spindle-ratio": 32.0,
 }
@@ -23,23 +44,41 @@ IPOLICY: dict[str, Any] = {
 
 def node(group: str, memory: int = 32768, disk: int = 1_000_000, **extra: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "group": group, "offline": False, "drained": False, "vm_capable": True,
-        "master_capable": True, "tags": [], "ndparams": {"spindle_count": 1,
-                                                          "exclusive_storage": False},
-        "total_memory": memory, "reserved_memory": 0, "free_memory": memory,
-        "total_disk": disk, "free_disk": disk, "total_cpus": 16, "reserved_cpus": 0,
-        "total_spindles": 12, "free_spindles": 12,
+        "group": group,
+        "offline": False,
+        "drained": False,
+        "vm_capable": True,
+        "master_capable": True,
+        "tags": [],
+        "ndparams": {"spindle_count": 1, "exclusive_storage": False},
+        "total_memory": memory,
+        "reserved_memory": 0,
+        "free_memory": memory,
+        "total_disk": disk,
+        "free_disk": disk,
+        "total_cpus": 16,
+        "reserved_cpus": 0,
+        "total_spindles": 12,
+        "free_spindles": 12,
     }
     body.update(extra)
     return body
 
 
-def instance(template: str, nodes: list[str], memory: int = 1024, disk: int = 1024,
-             **extra: Any) -> dict[str, Any]:
+def instance(
+    template: str, nodes: list[str], memory: int = 1024, disk: int = 1024, **extra: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "tags": [], "admin_state": "up", "vcpus": 1, "memory": memory, "spindle_use": 1,
-        "nodes": nodes, "nics": [{"mac": "aa"}], "disks": [{"size": disk, "mode": "rw"}],
-        "disk_template": template, "disk_space_total": disk + (128 if template == "drbd" else 0),
+        "tags": [],
+        "admin_state": "up",
+        "vcpus": 1,
+        "memory": memory,
+        "spindle_use": 1,
+        "nodes": nodes,
+        "nics": [{"mac": "aa"}],
+        "disks": [{"size": disk, "mode": "rw"}],
+        "disk_template": template,
+        "disk_space_total": disk + (128 if template == "drbd" else 0),
     }
     body.update(extra)
     return body
@@ -65,19 +104,38 @@ def cluster(
             for name in inst["nodes"]:
                 nodes[name]["free_disk"] -= inst["disk_space_total"]
     return {
-        "version": 2, "cluster_name": "c", "cluster_tags": cluster_tags or [],
-        "enabled_hypervisors": ["xen-pvm"], "ipolicy": IPOLICY,
+        "version": 2,
+        "cluster_name": "c",
+        "cluster_tags": cluster_tags or [],
+        "enabled_hypervisors": ["xen-pvm"],
+        "ipolicy": IPOLICY,
         "nodegroups": {
-            uuid: {"name": f"name-{uuid}", "alloc_policy": "preferred", "networks": [],
-                   "ipolicy": IPOLICY, "tags": []}
+            uuid: {
+                "name": f"name-{uuid}",
+                "alloc_policy": "preferred",
+                "networks": [],
+                "ipolicy": IPOLICY,
+                "tags": [],
+            }
             for uuid in groups
         },
-        "nodes": nodes, "instances": instances, "request": request,
+        "nodes": nodes,
+        "instances": instances,
+        "request": request,
     }
 
 
-ALL_TEMPLATES = ["drbd", "plain", "file", "sharedfile", "blockdev", "rbd", "ext", "gluster",
-                 "diskless"]
+ALL_TEMPLATES = [
+    "drbd",
+    "plain",
+    "file",
+    "sharedfile",
+    "blockdev",
+    "rbd",
+    "ext",
+    "gluster",
+    "diskless",
+]
 
 
 def template_cluster(request: dict[str, Any]) -> dict[str, Any]:
@@ -86,5 +144,6 @@ def template_cluster(request: dict[str, Any]) -> dict[str, Any]:
     for template in ALL_TEMPLATES:
         nodes = ["n1", "n2"] if template == "drbd" else ["n1"]
         instances[f"i-{template}"] = instance(template, nodes)
-    return cluster({"g1": ["n1", "n2", "n3", "n4"], "g2": ["m1", "m2", "m3", "m4"]},
-                   instances, request)
+    return cluster(
+        {"g1": ["n1", "n2", "n3", "n4"], "g2": ["m1", "m2", "m3", "m4"]}, instances, request
+    )

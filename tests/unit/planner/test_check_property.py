@@ -7,9 +7,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.unit.planner.factory import cluster, instance
 
 from herd.planner import answer_dict, check_answer, parse_request
-from tests.unit.planner.factory import cluster, instance
 
 TEMPLATES = ["drbd", "drbd", "drbd", "plain", "rbd", "diskless"]
 
@@ -28,23 +28,31 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
         if template == "drbd":
             nodes.append(draw(st.sampled_from([n for n in names if n != pri])))
         instances[f"i{k}"] = instance(
-            template, nodes, memory=draw(st.sampled_from([512, 2048, 8192])),
+            template,
+            nodes,
+            memory=draw(st.sampled_from([512, 2048, 8192])),
             disk=draw(st.sampled_from([1024, 50_000, 300_000])),
             admin_state=draw(st.sampled_from(["up", "up", "down"])),
         )
     overrides = {
         name: {"total_memory": draw(st.sampled_from([16384, 32768]))}
-        for names in groups.values() for name in names
+        for names in groups.values()
+        for name in names
     }
     source = instances[draw(st.sampled_from(sorted(instances)))]["nodes"][0]
-    in_group = [n for n, i in instances.items() if i["nodes"][0].split("-")[0] == source.split("-")[0]]
+    in_group = [
+        n for n, i in instances.items() if i["nodes"][0].split("-")[0] == source.split("-")[0]
+    ]
     if draw(st.booleans()) and len(group_sizes) > 1:
         request = {"type": "change-group", "instances": in_group, "target_groups": []}
     else:
         mode = draw(st.sampled_from(["primary-only", "secondary-only", "all"]))
         position = 1 if mode == "secondary-only" else 0
-        chosen = [n for n, i in instances.items() if len(i["nodes"]) > position
-                  and i["nodes"][position] == source] or in_group
+        chosen = [
+            n
+            for n, i in instances.items()
+            if len(i["nodes"]) > position and i["nodes"][position] == source
+        ] or in_group
         request = {"type": "node-evacuate", "instances": chosen, "evac_mode": mode}
     raw = cluster(groups, instances, request, overrides)
     for node in raw["nodes"].values():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.unit.planner.factory import template_cluster
 
 from herd.planner import MalformedRequest, answer_dict, format_answer, load_json, parse_request
-from tests.unit.planner.factory import template_cluster
 
 
 def test_invalid_json() -> None:
@@ -27,8 +27,14 @@ def test_missing_request() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda r: r["request"].update(evac_mode="everything"), "Invalid string value for type EvacMode"),
-        (lambda r: r["request"].update(instances=["zzz"]), "Wrong number of elems found with name zzz"),
+        (
+            lambda r: r["request"].update(evac_mode="everything"),
+            "Invalid string value for type EvacMode",
+        ),
+        (
+            lambda r: r["request"].update(instances=["zzz"]),
+            "Wrong number of elems found with name zzz",
+        ),
         (lambda r: r["request"].update(type="multi-evacuate"), "Invalid request type"),
         (lambda r: r["nodes"]["n1"].pop("group"), "key 'group' not found"),
         (lambda r: r["instances"]["i-drbd"].update(memory="lots"), "memory: Unable to read Int"),

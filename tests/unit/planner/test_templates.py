@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tests.unit.planner.factory import ALL_TEMPLATES, template_cluster
 
 from herd.planner import answer_dict, check_answer, parse_request
-from tests.unit.planner.factory import ALL_TEMPLATES, template_cluster
 
 SHARED = ["sharedfile", "blockdev", "rbd", "ext", "gluster", "diskless"]
 
@@ -16,8 +16,10 @@ def _evac(mode: str, template: str) -> tuple[list, list, list]:
     )
     answer = answer_dict(raw)
     assert answer.success
-    report = check_answer(parse_request(raw), answer.result and {
-        "success": True, "info": answer.info, "result": answer.result})
+    report = check_answer(
+        parse_request(raw),
+        answer.result and {"success": True, "info": answer.info, "result": answer.result},
+    )
     assert report.valid, report.errors
     moved, failed, jobs = answer.result
     return moved, failed, jobs
@@ -66,7 +68,11 @@ def test_drbd_secondary_only_replaces_secondary() -> None:
 def test_drbd_all_is_three_steps() -> None:
     moved, _, jobs = _evac("all", "drbd")
     kinds = [op["OP_ID"] for op in jobs[0]]
-    assert kinds == ["OP_INSTANCE_REPLACE_DISKS", "OP_INSTANCE_MIGRATE", "OP_INSTANCE_REPLACE_DISKS"]
+    assert kinds == [
+        "OP_INSTANCE_REPLACE_DISKS",
+        "OP_INSTANCE_MIGRATE",
+        "OP_INSTANCE_REPLACE_DISKS",
+    ]
     primary, secondary = moved[0][2]
     assert jobs[0][0]["remote_node"] == primary and jobs[0][2]["remote_node"] == secondary
     assert {primary, secondary} <= {"n3", "n4"}
@@ -88,7 +94,9 @@ def test_change_group_every_template(template: str) -> None:
         assert len(jobs[0]) == 3
     else:
         assert jobs[0][0]["target_node"] == moved[0][2][0]
-    report = check_answer(parse_request(raw), {"success": True, "info": "", "result": answer.result})
+    report = check_answer(
+        parse_request(raw), {"success": True, "info": "", "result": answer.result}
+    )
     assert report.valid, report.errors
 
 
@@ -101,8 +109,9 @@ def test_change_group_offline_primary_adds_failover_first() -> None:
 
 
 def test_forthcoming_uses_failover_opcode() -> None:
-    raw = template_cluster({"type": "node-evacuate", "instances": ["i-drbd"],
-                            "evac_mode": "primary-only"})
+    raw = template_cluster(
+        {"type": "node-evacuate", "instances": ["i-drbd"], "evac_mode": "primary-only"}
+    )
     raw["instances"]["i-drbd"]["forthcoming"] = True
     op = answer_dict(raw).result[2][0][0]
     assert op["OP_ID"] == "OP_INSTANCE_FAILOVER" and op["shutdown_timeout"] == 120
@@ -119,13 +128,15 @@ def test_unallocable_targets_fail_and_last_resort_is_used() -> None:
 def test_exclusion_tags_fail_then_ignore_soft_errors() -> None:
     from herd.planner import PlannerOptions
 
-    raw = template_cluster({"type": "node-evacuate", "instances": ["i-rbd"],
-                            "evac_mode": "primary-only"})
+    raw = template_cluster(
+        {"type": "node-evacuate", "instances": ["i-rbd"], "evac_mode": "primary-only"}
+    )
     raw["cluster_tags"] = ["htools:iextags:svc"]
     raw["instances"]["i-rbd"]["tags"] = ["svc:web"]
     for k, name in enumerate(["n2", "n3", "n4"]):
-        raw["instances"][f"x{k}"] = dict(raw["instances"]["i-diskless"], nodes=[name],
-                                         tags=["svc:web"])
+        raw["instances"][f"x{k}"] = dict(
+            raw["instances"]["i-diskless"], nodes=[name], tags=["svc:web"]
+        )
     failed = answer_dict(raw).result[1]
     assert "FailTags" in failed[0][1]
     moved = answer_dict(raw, PlannerOptions(ignore_soft_errors=True)).result[0]
