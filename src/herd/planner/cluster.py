@@ -112,7 +112,9 @@ class ClusterState:
         self.f_spindles = arr([n.free_spindles for n in nodes])
         ratios = [data.groups[group_index[n.group]].ipolicy for n in nodes]
         self.vcpu_ratio = arr([p.vcpu_ratio for p in ratios])
-        self.hi_spindles = arr([p.spindle_ratio * n.spindle_count for p, n in zip(ratios, nodes)])
+        self.hi_spindles = arr(
+            [p.spindle_ratio * n.spindle_count for p, n in zip(ratios, nodes, strict=True)]
+        )
         self.i_mem = np.zeros(count)
         self.inst_spindles = np.zeros(count)
         self.pcnt = np.zeros(count)

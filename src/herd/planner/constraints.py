@@ -13,7 +13,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from herd.planner.cluster import NO_NODE, ClusterState, IntArray, reserves_memory, uses_memory
+from herd.planner.cluster import NO_NODE, ClusterState, FloatArray, IntArray, reserves_memory, uses_memory
 from herd.planner.model import InstanceSpec, IPolicy
 
 
@@ -132,21 +132,26 @@ def secondary_failures(
     return codes
 
 
-def peer_memory(state: ClusterState, secondaries: IntArray, primaries: IntArray) -> np.ndarray:
+def peer_memory(state: ClusterState, secondaries: IntArray, primaries: IntArray) -> FloatArray:
     """Memory that each secondary already reserves for each primary (broadcast)."""
     shape = np.broadcast_shapes(secondaries.shape, primaries.shape)
-    out = np.zeros(shape)
-    sec_b = np.broadcast_to(secondaries, shape)
-    pri_b = np.broadcast_to(primaries, shape)
-    wanted = set(np.unique(pri_b).tolist())
-    for s in np.unique(sec_b).tolist():
-        peers = state.peers[s]
-        hits = [p for p in peers if p in wanted]
-        if not hits:
-            continue
-        for p in hits:
-            np.copyto(out, peers[p], where=(sec_b == s) & (pri_b == p))
-    return out
+    keys: list[int] = []
+    values: list[float] = []
+    count = len(state.node_names) + 1
+    for s in np.unique(secondaries).tolist():
+        for p, memory in state.peers[s].items():
+            keys.append(s * count + p)
+            values.append(memory)
+    if not keys:
+        return np.zeros(shape)
+    order = np.argsort(np.asarray(keys, dtype=np.int64))
+    sorted_keys = np.asarray(keys, dtype=np.int64)[order]
+    sorted_values = np.asarray(values, dtype=np.float64)[order]
+    wanted = np.broadcast_to(secondaries, shape) * count + np.broadcast_to(primaries, shape)
+    position = np.minimum(np.searchsorted(sorted_keys, wanted), sorted_keys.size - 1)
+    found = sorted_keys[position] == wanted
+    result: FloatArray = np.where(found, sorted_values[position], 0.0)
+    return result
 
 
 def migration_allowed(state: ClusterState, source: int, targets: IntArray) -> np.ndarray:

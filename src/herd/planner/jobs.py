@@ -17,6 +17,7 @@ checked. The model used here is shared with :mod:`herd.planner.check`:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,7 +105,7 @@ def job_effect(spec: InstanceSpec, placements: list[tuple[int, int]]) -> JobEffe
     peak: dict[int, FloatArray] = {}
     resync: set[int] = set()
     previous = start
-    for before, after in zip(placements, placements[1:]):
+    for before, after in itertools.pairwise(placements):
         current = holding(after)
         # Inside one opcode the new copy exists before the old one is gone.
         for node in set(previous) | set(current):
@@ -230,20 +231,25 @@ def build_dependencies(
         model.register(job)
         deps: list[int] = []
         while True:
-            broken = model.violations(job, job + 1)
-            if not broken:
-                break
-            node, other = broken[0]
-            if other != job and not model.comes_after(job, other):
-                target = other
-            else:
-                target = _latest_unordered(model, job, node)
+            target = _fix(model, job, model.violations(job, job + 1))
             if target is None:
-                break  # already sequential on this node: the plan itself allows it
+                # Nothing left to wait for: the node is already sequential.
+                break
             deps.append(target)
             model.depend(job, target)
         direct.append(sorted(set(deps)))
     return direct
+
+
+def _fix(model: DependencyModel, job: int, broken: list[tuple[int, int]]) -> int | None:
+    """The earlier job that ``job`` should wait for to cure one violation."""
+    for node, other in broken:
+        if other != job and not model.comes_after(job, other):
+            return other
+        latest = _latest_unordered(model, job, node)
+        if latest is not None:
+            return latest
+    return None
 
 
 def _latest_unordered(model: DependencyModel, job: int, node: int) -> int | None:
@@ -255,7 +261,7 @@ def _latest_unordered(model: DependencyModel, job: int, node: int) -> int | None
 
 def attach_depends(jobs: list[list[dict[str, Any]]], direct: list[list[int]]) -> None:
     """Put relative ``depends`` on the first opcode of each job."""
-    for index, (job, deps) in enumerate(zip(jobs, direct)):
+    for index, (job, deps) in enumerate(zip(jobs, direct, strict=True)):
         if deps and job:
             first = job[0]
             relative = [[dep - index, ["success"]] for dep in deps]

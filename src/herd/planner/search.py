@@ -30,7 +30,7 @@ MIG_CODE = code_of(FailMode.MIG)
 INTERNAL_CODE = code_of(FailMode.INTERNAL)
 
 # Above this many node pairs, only the most promising primaries are paired.
-MAX_PAIRS = 250_000
+MAX_PAIRS = 20_000
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,10 @@ def _shared_locations(
         return np.zeros(shape)
     p_b = np.broadcast_to(primaries, shape).ravel().tolist()
     s_b = np.broadcast_to(secondaries, shape).ravel().tolist()
-    shared = [len(state.node_locations[p] & state.node_locations[s]) for p, s in zip(p_b, s_b)]
+    shared = [
+        len(state.node_locations[p] & state.node_locations[s])
+        for p, s in zip(p_b, s_b, strict=True)
+    ]
     return np.asarray(shared, dtype=np.float64).reshape(shape)
 
 
@@ -215,7 +218,7 @@ def best_pair(
     primaries = cands[np.isfinite(pri_scores)]
     if primaries.size == 0:
         return _pair_failure("Changing secondary to new primary", step1, step1 != OK)
-    limit = max(8, MAX_PAIRS // cands.size)
+    limit = max(16, MAX_PAIRS // cands.size)
     if primaries.size > limit:
         order = np.argsort(pri_scores[np.isfinite(pri_scores)], kind="stable")[:limit]
         primaries = np.sort(primaries[order])
@@ -243,7 +246,7 @@ def best_pair(
 
 def _counter(codes: IntArray, mask: np.ndarray) -> Counter[FailMode]:
     values, counts = np.unique(codes[mask & (codes != OK)], return_counts=True)
-    return Counter({mode_of(int(v)): int(c) for v, c in zip(values, counts)})
+    return Counter({mode_of(int(v)): int(c) for v, c in zip(values, counts, strict=True)})
 
 
 def _pair_failure(step: str, codes: IntArray, mask: np.ndarray) -> PairFailure:
@@ -254,5 +257,7 @@ def _pair_failure(step: str, codes: IntArray, mask: np.ndarray) -> PairFailure:
 
 
 def _no_choice(cands: IntArray, codes: IntArray) -> NoChoice:
-    per_node = tuple((int(n), mode_of(int(c))) for n, c in zip(cands.tolist(), codes.tolist()))
+    per_node = tuple(
+        (int(n), mode_of(int(c))) for n, c in zip(cands.tolist(), codes.tolist(), strict=True)
+    )
     return NoChoice(_counter(codes, np.ones(codes.shape, dtype=np.bool_)), per_node)

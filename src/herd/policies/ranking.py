@@ -19,9 +19,10 @@ millisecond once they are columns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import IntEnum
+from itertools import repeat
 from operator import attrgetter
 from typing import Any, Literal
 
@@ -84,9 +85,28 @@ def shortfall_text(requested: int, available: int) -> str:
     return f"Cannot remove {requested} {nodes}: only {available} unprotected {members}"
 
 
+_STATUS_BUCKET = {NodeStatus.ERROR.value: Bucket.ERROR, NodeStatus.WARNING.value: Bucket.WARNING}
+_HEALTH_BUCKET = {HealthStatus.CHECK_FAILED.value: Bucket.UNHEALTHY}
+
+
+def _bucket_codes(values: Any, table: Mapping[str, Bucket], n: int) -> npt.NDArray[np.int8]:
+    """Map status-like values to buckets (GOOD for anything not in ``table``)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+        codes = np.full(n, Bucket.GOOD, dtype=np.int8)
+        for text, bucket in table.items():
+            codes[values == text] = bucket
+        return codes
+    # str and StrEnum hash alike, so one dict serves both.
+    return np.fromiter(map(table.get, values, repeat(Bucket.GOOD)), dtype=np.int8, count=n)
+
+
 @dataclass(frozen=True)
 class NodeColumns:
-    """Members as columns: what the ranking actually sorts."""
+    """Members as columns: what the ranking actually sorts.
+
+    ``zone`` and ``region`` labels may be left out and are then read from
+    ``source`` (the snapshots) the first time a per-group ranking needs them.
+    """
 
     ids: Sequence[str]
     index: IntArray
@@ -95,34 +115,64 @@ class NodeColumns:
     profile_created_at: FloatArray  # NaN: unknown
     deletion_cost: FloatArray
     protected: npt.NDArray[np.bool_]
-    zone: Sequence[str | None]
-    region: Sequence[str | None]
+    zone: Sequence[str | None] | None = None
+    region: Sequence[str | None] | None = None
+    source: Sequence[NodeSnapshot] | None = field(default=None, repr=False, compare=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.ids)
 
+    def labels(self, key: Literal["zone", "region"]) -> Sequence[str | None]:
+        """The zone or region of every member."""
+        given = self.zone if key == "zone" else self.region
+        if given is not None:
+            return given
+        if key not in self._cache:
+            source = self.source or ()
+            self._cache[key] = [getattr(n, key) for n in source] or [None] * len(self)
+        labels: Sequence[str | None] = self._cache[key]
+        return labels
+
+    def group_codes(self, key: Literal["zone", "region"]) -> tuple[IntArray, dict[str | None, int]]:
+        """Integer codes of the groups (cached), and the code of each label."""
+        cache_key = f"{key}-codes"
+        if cache_key not in self._cache:
+            code_of: dict[str | None, int] = {}
+            codes = np.fromiter(
+                (code_of.setdefault(g, len(code_of)) for g in self.labels(key)),
+                dtype=np.int64,
+                count=len(self),
+            )
+            self._cache[cache_key] = (codes, code_of)
+        result: tuple[IntArray, dict[str | None, int]] = self._cache[cache_key]
+        return result
+
     @classmethod
     def from_nodes(cls, nodes: Sequence[NodeSnapshot]) -> NodeColumns:
-        """Build columns from snapshots in one pass over the objects."""
-        if not nodes:
+        """Build columns from snapshots, one attribute at a time (zone/region lazily)."""
+        n = len(nodes)
+        if not n:
             return cls.from_arrays([])
-        getter = attrgetter(
-            "id", "index", "status", "health", "tainted", "created_at",
-            "profile_created_at", "deletion_cost", "protected", "zone", "region",
-        )  # fmt: skip
-        cols = list(zip(*map(getter, nodes), strict=True))
-        return cls.from_arrays(
-            cols[0],
-            index=cols[1],
-            status=cols[2],
-            health=cols[3],
-            tainted=cols[4],
-            created_at=cols[5],
-            profile_created_at=cols[6],
-            deletion_cost=cols[7],
-            protected=cols[8],
-            zone=cols[9],
-            region=cols[10],
+
+        def column(name: str) -> list[Any]:
+            return list(map(attrgetter(name), nodes))
+
+        created = np.asarray(column("created_at"), dtype=np.float64)
+        bucket = np.full(n, Bucket.GOOD, dtype=np.int8)
+        bucket[np.isnan(created)] = Bucket.NEVER_CREATED
+        bucket[np.asarray(column("tainted"), dtype=bool)] = Bucket.TAINTED
+        bucket = np.minimum(bucket, _bucket_codes(column("health"), _HEALTH_BUCKET, n))
+        bucket = np.minimum(bucket, _bucket_codes(column("status"), _STATUS_BUCKET, n))
+        return cls(
+            ids=column("id"),
+            index=np.asarray(column("index"), dtype=np.int64),
+            bucket=bucket,
+            created_at=created,
+            profile_created_at=np.asarray(column("profile_created_at"), dtype=np.float64),
+            deletion_cost=np.asarray(column("deletion_cost"), dtype=np.float64),
+            protected=np.asarray(column("protected"), dtype=bool),
+            source=nodes,
         )
 
     @classmethod
@@ -155,11 +205,9 @@ class NodeColumns:
         if tainted is not None:
             bucket[np.asarray(tainted, dtype=bool)] = Bucket.TAINTED
         if health is not None:
-            bucket[np.asarray(health) == HealthStatus.CHECK_FAILED.value] = Bucket.UNHEALTHY
+            bucket = np.minimum(bucket, _bucket_codes(health, _HEALTH_BUCKET, n))
         if status is not None:
-            states = np.asarray(status)
-            bucket[states == NodeStatus.WARNING.value] = Bucket.WARNING
-            bucket[states == NodeStatus.ERROR.value] = Bucket.ERROR
+            bucket = np.minimum(bucket, _bucket_codes(status, _STATUS_BUCKET, n))
         costs = np.zeros(n) if deletion_cost is None else np.asarray(deletion_cost, np.float64)
         guard = np.zeros(n, bool) if protected is None else np.asarray(protected, dtype=bool)
         return cls(
@@ -170,8 +218,8 @@ class NodeColumns:
             profile_created_at=_floats(profile_created_at, n),
             deletion_cost=costs,
             protected=guard,
-            zone=zone if zone is not None else [None] * n,
-            region=region if region is not None else [None] * n,
+            zone=zone,
+            region=region,
         )
 
 
@@ -185,37 +233,61 @@ def _inf_for_nan(values: FloatArray) -> FloatArray:
     return np.where(np.isnan(values), np.inf, values)
 
 
-def _sort_keys(cols: NodeColumns, pool: IntArray, criteria: Criteria, seed: int) -> list[Any]:
-    """Full-length key columns, most significant first (ids are the final key)."""
-    created = _inf_for_nan(cols.created_at)
+TieBreak = Callable[[IntArray], list[Any]]
+
+
+def _primary_keys(
+    cols: NodeColumns, pool: IntArray | None, criteria: Criteria, seed: int
+) -> list[Any]:
+    """Bucket, deletion cost and criterion for the members in ``pool`` (None: all)."""
+
+    def take(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        return values if pool is None else values[pool]
+
     if criteria is Criteria.OLDEST_FIRST:
-        criterion = created
+        criterion = take(cols.created_at)
     elif criteria is Criteria.YOUNGEST_FIRST:
-        criterion = np.where(np.isnan(cols.created_at), np.inf, -cols.created_at)
+        criterion = -take(cols.created_at)
     elif criteria is Criteria.OLDEST_PROFILE_FIRST:
-        criterion = _inf_for_nan(cols.profile_created_at)
+        profile = take(cols.profile_created_at)
+        criterion = np.where(np.isnan(profile), np.inf, profile)
     else:
-        # Draw the permutation in member-index order, not input order, so a
-        # replay over the same members picks the same victims.
-        criterion = np.full(len(cols), np.inf)
-        canonical = pool[np.argsort(cols.index[pool], kind="stable")]
-        criterion[canonical] = np.random.default_rng(seed).random(len(pool))
-    return [cols.bucket, cols.deletion_cost, criterion, created, cols.index]
+        # The draw is tied to member indexes, not to input order, so a replay
+        # over the same members picks the same victims.
+        rng = np.random.default_rng(seed)
+        index = take(cols.index)
+        if len(index) and index.min() >= 0 and index.max() <= 4 * len(cols) + 1024:
+            criterion = rng.random(int(index.max()) + 1)[index]
+        else:
+            criterion = np.empty(len(index))
+            criterion[np.argsort(index, kind="stable")] = rng.random(len(index))
+    # Only never-created members have no created_at, and they are ranked by
+    # their bucket; NaN would upset the partitions, so they sort last here.
+    criterion = np.nan_to_num(criterion, nan=np.inf)
+    return [take(cols.bucket), take(cols.deletion_cost), criterion]
+
+
+def _tie_keys(cols: NodeColumns) -> TieBreak:
+    def keys(pos: IntArray) -> list[Any]:
+        return [np.nan_to_num(cols.created_at[pos], nan=np.inf), cols.index[pos]]
+
+    return keys
 
 
 def _by_id(positions: IntArray, ids: Sequence[str]) -> IntArray:
     return np.asarray(sorted(positions.tolist(), key=ids.__getitem__), dtype=np.int64)
 
 
-def _full_sort(cand: IntArray, keys: list[Any], ids: Sequence[str]) -> IntArray:
-    if len(cand) <= 1:
-        return cand
-    if not keys:
-        return _by_id(cand, ids)
-    ordered = cand[np.lexsort([key[cand] for key in reversed(keys)])]
+def _full_sort(pos: IntArray, keys: list[Any], tie: TieBreak, ids: Sequence[str]) -> IntArray:
+    """Sort ``pos`` by ``keys`` (aligned with ``pos``), then created_at, index and id."""
+    if len(pos) <= 1:
+        return pos
+    every = [*keys, *tie(pos)]
+    order = np.lexsort(every[::-1])
+    ordered = pos[order]
     same = np.ones(len(ordered) - 1, dtype=bool)
-    for key in keys:
-        values = key[ordered]
+    for key in every:
+        values = key[order]
         same &= values[1:] == values[:-1]
     if same.any():
         # Rare: members equal on every numeric key fall back to their ids.
@@ -227,24 +299,23 @@ def _full_sort(cand: IntArray, keys: list[Any], ids: Sequence[str]) -> IntArray:
     return ordered
 
 
-def _top(cand: IntArray, keys: list[Any], k: int, ids: Sequence[str]) -> IntArray:
-    """The first ``k`` of ``cand`` in key order, without sorting the rest."""
+def _top(pos: IntArray, keys: list[Any], k: int, tie: TieBreak, ids: Sequence[str]) -> IntArray:
+    """The first ``k`` of ``pos`` in key order, partitioning instead of sorting the rest."""
     if k <= 0:
-        return cand[:0]
-    if k >= len(cand):
-        return _full_sort(cand, keys, ids)
-    while keys:
-        first = keys[0][cand]
-        if first.min() != first.max():
-            break
+        return pos[:0]
+    if k >= len(pos):
+        return _full_sort(pos, keys, tie, ids)
+    while keys and keys[0].min() == keys[0].max():
         keys = keys[1:]
     if not keys:
-        return _by_id(cand, ids)[:k]
+        return _full_sort(pos, [], tie, ids)[:k]
+    first = keys[0]
     threshold = np.partition(first, k - 1)[k - 1]
-    ahead = cand[first < threshold]
-    tied = cand[first == threshold]
-    head = _full_sort(ahead, keys, ids)
-    return np.concatenate((head, _top(tied, keys[1:], k - len(ahead), ids)))
+    ahead = first < threshold
+    tied = first == threshold
+    head = _full_sort(pos[ahead], [key[ahead] for key in keys], tie, ids)
+    rest = [key[tied] for key in keys[1:]]
+    return np.concatenate((head, _top(pos[tied], rest, k - len(head), tie, ids)))
 
 
 def _rule(cols: NodeColumns, position: int, criteria: Criteria) -> str:
@@ -260,9 +331,15 @@ def rank_columns(
     Returns:
         The chosen positions in removal order and the shortfall (count not met).
     """
-    pool = np.flatnonzero(~cols.protected) if pool is None else pool[~cols.protected[pool]]
-    take = min(max(count, 0), len(pool))
-    chosen = _top(pool, _sort_keys(cols, pool, Criteria(criteria), seed), take, cols.ids)
+    if pool is not None:
+        pool = pool[~cols.protected[pool]]
+    elif cols.protected.any():
+        pool = np.flatnonzero(~cols.protected)
+    size = len(cols) if pool is None else len(pool)
+    take = min(max(count, 0), size)
+    keys = _primary_keys(cols, pool, Criteria(criteria), seed)
+    everyone = np.arange(size, dtype=np.int64) if pool is None else pool
+    chosen = _top(everyone, keys, take, _tie_keys(cols), cols.ids)
     return chosen, max(count, 0) - take
 
 
@@ -314,25 +391,26 @@ def rank_victims_by_group(
     """
     cols = nodes if isinstance(nodes, NodeColumns) else NodeColumns.from_nodes(nodes)
     criteria = Criteria(criteria)
-    labels = cols.zone if key == "zone" else cols.region
+    codes, code_of = cols.group_codes(key)
     names = sorted(name for name, wanted in quotas.items() if wanted > 0)
-    code_of: dict[str | None, int] = {name: code for code, name in enumerate(names)}
-    codes = np.fromiter((code_of.get(g, -1) for g in labels), dtype=np.int64, count=len(cols))
+    listed = np.isin(codes, [code_of[name] for name in names if name in code_of])
     requested = sum(max(quotas[name], 0) for name in names)
     victims: list[Victim] = []
     taken = np.zeros(len(cols), dtype=bool)
-    for code, name in enumerate(names):
-        chosen, _ = rank_columns(cols, quotas[name], criteria, seed, np.flatnonzero(codes == code))
+    for name in names:
+        members = np.flatnonzero(codes == code_of.get(name, -1))
+        chosen, _ = rank_columns(cols, quotas[name], criteria, seed, members)
         taken[chosen] = True
         victims += [
             Victim(cols.ids[p], f"{_rule(cols, p, criteria)} ({key} {name})")
             for p in chosen.tolist()
         ]
+    labels = cols.labels(key)
     for outside in (False, True):
         missing = requested - len(victims)
         if missing <= 0:
             break
-        pool = np.flatnonzero(~taken & ((codes < 0) if outside else (codes >= 0)))
+        pool = np.flatnonzero(~taken & (~listed if outside else listed))
         chosen, _ = rank_columns(cols, missing, criteria, seed, pool)
         taken[chosen] = True
         victims += [

@@ -79,6 +79,8 @@ class NodeRow(OwnedMixin, Base):
     health_reason: Mapped[str] = mapped_column(Text, default="")
     health_marked_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     health_marked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: bumped on every health change, so clients can order concurrent marks
+    health_generation: Mapped[int] = mapped_column(Integer, default=0)
     tainted: Mapped[bool] = mapped_column(Boolean, default=False)
     meta_data: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
     data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-22 07:10:44.291613
+Create Date: 2026-11-22 07:21:15.741025
 """
 
 from __future__ import annotations
@@ -253,6 +253,7 @@ def upgrade() -> None:
         sa.Column("health_reason", sa.Text(), nullable=False),
         sa.Column("health_marked_by", sa.String(length=64), nullable=True),
         sa.Column("health_marked_at", sa.Float(), nullable=True),
+        sa.Column("health_generation", sa.Integer(), nullable=False),
         sa.Column("tainted", sa.Boolean(), nullable=False),
         sa.Column("metadata", sa.JSON(), nullable=False),
         sa.Column("data", sa.JSON(), nullable=False),

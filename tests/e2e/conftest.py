@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.conftest import free_port
+from tests.e2e.server import HerdServer
+
+
+def _kill_node_processes(data_dir: Path) -> None:
+    """Clean up whatever a failing test left running (node processes carry HERD_OWNER)."""
+    marker = str(data_dir.resolve()).encode()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if marker in (proc / "environ").read_bytes():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(int(proc.name), signal.SIGKILL)
+
+
+@pytest.fixture
+def herd_server(tmp_path: Path) -> Iterator[HerdServer]:
+    server = HerdServer(tmp_path / "data", free_port())
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+        _kill_node_processes(tmp_path / "data")
