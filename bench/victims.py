@@ -216,7 +216,7 @@ def main() -> None:
     print(f"{args.count} victims per selection, 3 zones, best of N runs\n{header}")
     print("-" * len(header))
     for size in sizes:
-        repeat = 5 if size <= 100_000 else 2
+        repeat = 7 if size <= 100_000 else 3
         senlin: dict[str, float] = {}
         if python is not None:
             try:

@@ -29,7 +29,8 @@ from herd.store import events
 from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow, ProfileRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
-FLUSH_EVERY = 200
+FLUSH_EVERY = 200  # results per transaction at most
+FLUSH_AFTER = 0.25  # seconds a finished result may wait before it is written
 
 
 @dataclass
@@ -202,6 +203,7 @@ class NodeOperations:
         waiter = HookWaiter(self.ctx)
         pending: dict[Future[_Done], str] = {}
         done_buffer: list[_Done] = []
+        last_flush = self.ctx.now()
         with self.ctx.database.read() as session:
             query = select(ActionRow).where(ActionRow.parent_id == ex.id)
             rows = [r for r in session.scalars(query).all() if not child_ids or r.id in child_ids]
@@ -230,9 +232,11 @@ class NodeOperations:
                     for future in finished:
                         pending.pop(future)
                         done_buffer.append(future.result())
-                    if len(done_buffer) >= FLUSH_EVERY or not pending:
+                    stale = self.ctx.now() - last_flush >= FLUSH_AFTER
+                    if len(done_buffer) >= FLUSH_EVERY or not pending or (done_buffer and stale):
                         self._flush(ex, done_buffer, results)
                         done_buffer = []
+                        last_flush = self.ctx.now()
                 else:
                     self.ctx.sleep(0.2)
                 ex.check_cancel()

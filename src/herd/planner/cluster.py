@@ -22,6 +22,7 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 NO_NODE = -1
+DENSE_PEER_LIMIT = 4096
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,12 @@ class ClusterState:
         self.r_mem = np.zeros(count)
         self.loc_cost = np.zeros(count)
         self.peers: list[dict[int, float]] = [{} for _ in range(count)]
+        # Dense copy of ``peers`` (secondary x primary) for vectorised pair
+        # search; skipped on huge clusters where it would not fit comfortably.
+        self.peer_matrix: npt.NDArray[np.float32] | None = (
+            np.zeros((count, count), dtype=np.float32) if count <= DENSE_PEER_LIMIT else None
+        )
+        self.tag_score = np.zeros(count)
         self.excl_counts: list[Counter[str]] = [Counter() for _ in range(count)]
         self.node_tags = [frozenset(n.tags) for n in nodes]
         self.node_locations = [self.rules.location_tags(n.tags) for n in nodes]
@@ -212,6 +219,8 @@ class ClusterState:
             self.f_spindles[primary] -= spec.disk_spindles
         self.pcnt[primary] += 1
         for tag in self.inst_excl[i]:
+            if self.excl_counts[primary][tag] > 0:
+                self.tag_score[primary] += 1
             self.excl_counts[primary][tag] += 1
         self.loc_cost[primary] += self.location_cost(i, primary, secondary)
         if secondary != NO_NODE:
@@ -224,6 +233,8 @@ class ClusterState:
             if reserves_memory(spec):
                 peers = self.peers[secondary]
                 peers[primary] = peers.get(primary, 0.0) + spec.memory
+                if self.peer_matrix is not None:
+                    self.peer_matrix[secondary, primary] = peers[primary]
                 self._refresh_r_mem(secondary)
 
     def detach(self, i: int) -> tuple[int, int]:
@@ -243,6 +254,8 @@ class ClusterState:
             self.f_spindles[primary] += spec.disk_spindles
         self.pcnt[primary] -= 1
         for tag in self.inst_excl[i]:
+            if self.excl_counts[primary][tag] > 1:
+                self.tag_score[primary] -= 1
             self.excl_counts[primary][tag] -= 1
             if not self.excl_counts[primary][tag]:
                 del self.excl_counts[primary][tag]
@@ -261,6 +274,8 @@ class ClusterState:
                     peers[primary] = left
                 else:
                     peers.pop(primary, None)
+                if self.peer_matrix is not None:
+                    self.peer_matrix[secondary, primary] = peers.get(primary, 0.0)
                 self._refresh_r_mem(secondary)
         self.pri[i] = NO_NODE
         self.sec[i] = NO_NODE

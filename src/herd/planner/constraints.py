@@ -135,6 +135,9 @@ def secondary_failures(
 def peer_memory(state: ClusterState, secondaries: IntArray, primaries: IntArray) -> FloatArray:
     """Memory that each secondary already reserves for each primary (broadcast)."""
     shape = np.broadcast_shapes(secondaries.shape, primaries.shape)
+    if state.peer_matrix is not None:
+        dense: FloatArray = state.peer_matrix[secondaries, primaries].astype(np.float64)
+        return np.broadcast_to(dense, shape)
     keys: list[int] = []
     values: list[float] = []
     count = len(state.node_names) + 1

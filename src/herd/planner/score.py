@@ -59,10 +59,6 @@ class NodeFigures:
 
     @classmethod
     def of(cls, state: ClusterState, nodes: IntArray) -> NodeFigures:
-        tag_score = np.asarray(
-            [sum(n - 1 for n in state.excl_counts[x].values() if n > 1) for x in nodes.tolist()],
-            dtype=np.float64,
-        )
         return cls(
             unallocated=state.unallocated[nodes],
             t_mem=state.t_mem[nodes],
@@ -75,7 +71,7 @@ class NodeFigures:
             scnt=state.scnt[nodes],
             inst_spindles=state.inst_spindles[nodes],
             hi_spindles=state.hi_spindles[nodes],
-            tag_score=tag_score.reshape(len(nodes)),
+            tag_score=state.tag_score[nodes],
             loc_cost=state.loc_cost[nodes],
             offline=state.offline[nodes].astype(np.float64),
         )

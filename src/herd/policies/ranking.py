@@ -252,24 +252,48 @@ def _primary_keys(
         profile = take(cols.profile_created_at)
         criterion = np.where(np.isnan(profile), np.inf, profile)
     else:
-        # The draw is tied to member indexes, not to input order, so a replay
-        # over the same members picks the same victims.
-        rng = np.random.default_rng(seed)
-        index = take(cols.index)
-        if len(index) and index.min() >= 0 and index.max() <= 4 * len(cols) + 1024:
-            criterion = rng.random(int(index.max()) + 1)[index]
-        else:
-            criterion = np.empty(len(index))
-            criterion[np.argsort(index, kind="stable")] = rng.random(len(index))
-    # Only never-created members have no created_at, and they are ranked by
-    # their bucket; NaN would upset the partitions, so they sort last here.
-    criterion = np.nan_to_num(criterion, nan=np.inf)
-    return [take(cols.bucket), take(cols.deletion_cost), criterion]
+        # A keyed hash of the member index rather than a draw in input order:
+        # a replay over the same members picks the same victims, and it costs a
+        # few vector operations instead of a random array and a sort.
+        return [take(cols.bucket), take(cols.deletion_cost), _mix(take(cols.index), seed)]
+    return [take(cols.bucket), take(cols.deletion_cost), _nan_last(criterion)]
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(z: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """splitmix64's finaliser, in place (wrapping uint64 arithmetic)."""
+    z += np.uint64(0x9E3779B97F4A7C15)
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def _mix(index: IntArray, seed: int) -> npt.NDArray[np.uint64]:
+    """A seeded pseudo-random permutation key per member index."""
+    key = _splitmix64(np.array([seed & _MASK64], dtype=np.uint64))[0]
+    mixed = index.astype(np.uint64)
+    mixed ^= key
+    return _splitmix64(mixed)
+
+
+def _nan_last(values: FloatArray) -> FloatArray:
+    """Replace NaN (never created, unknown profile age) by +inf: it sorts last."""
+    missing = np.isnan(values)
+    if not missing.any():
+        return values
+    values = values.copy()
+    values[missing] = np.inf
+    return values
 
 
 def _tie_keys(cols: NodeColumns) -> TieBreak:
     def keys(pos: IntArray) -> list[Any]:
-        return [np.nan_to_num(cols.created_at[pos], nan=np.inf), cols.index[pos]]
+        return [_nan_last(cols.created_at[pos]), cols.index[pos]]
 
     return keys
 
@@ -305,8 +329,8 @@ def _top(pos: IntArray, keys: list[Any], k: int, tie: TieBreak, ids: Sequence[st
         return pos[:0]
     if k >= len(pos):
         return _full_sort(pos, keys, tie, ids)
-    while keys and keys[0].min() == keys[0].max():
-        keys = keys[1:]
+    # A key that is the same for every candidate cannot order them.
+    keys = [key for key in keys if key.min() != key.max()]
     if not keys:
         return _full_sort(pos, [], tie, ids)[:k]
     first = keys[0]
@@ -318,9 +342,12 @@ def _top(pos: IntArray, keys: list[Any], k: int, tie: TieBreak, ids: Sequence[st
     return np.concatenate((head, _top(pos[tied], rest, k - len(head), tie, ids)))
 
 
-def _rule(cols: NodeColumns, position: int, criteria: Criteria) -> str:
-    bucket = Bucket(int(cols.bucket[position]))
-    return BUCKET_RULES.get(bucket, criteria.value)
+def _victims(
+    cols: NodeColumns, chosen: IntArray, criteria: Criteria, suffix: str = ""
+) -> list[Victim]:
+    texts = [BUCKET_RULES.get(bucket, criteria.value) + suffix for bucket in Bucket]
+    rules = cols.bucket[chosen].tolist()
+    return [Victim(cols.ids[p], texts[r]) for p, r in zip(chosen.tolist(), rules, strict=True)]
 
 
 def rank_columns(
@@ -362,7 +389,7 @@ def rank_victims(
     cols = nodes if isinstance(nodes, NodeColumns) else NodeColumns.from_nodes(nodes)
     criteria = Criteria(criteria)
     chosen, shortfall = rank_columns(cols, count, criteria, seed)
-    victims = [Victim(cols.ids[p], _rule(cols, p, criteria)) for p in chosen.tolist()]
+    victims = _victims(cols, chosen, criteria)
     error = shortfall_text(count, len(victims)) if shortfall else None
     return RankResult(victims, max(count, 0), shortfall, error)
 
@@ -401,10 +428,7 @@ def rank_victims_by_group(
         members = np.flatnonzero(codes == code_of.get(name, -1))
         chosen, _ = rank_columns(cols, quotas[name], criteria, seed, members)
         taken[chosen] = True
-        victims += [
-            Victim(cols.ids[p], f"{_rule(cols, p, criteria)} ({key} {name})")
-            for p in chosen.tolist()
-        ]
+        victims += _victims(cols, chosen, criteria, f" ({key} {name})")
     labels = cols.labels(key)
     for outside in (False, True):
         missing = requested - len(victims)
@@ -414,8 +438,8 @@ def rank_victims_by_group(
         chosen, _ = rank_columns(cols, missing, criteria, seed, pool)
         taken[chosen] = True
         victims += [
-            Victim(cols.ids[p], f"{_rule(cols, p, criteria)} ({key} {labels[p]}, redistributed)")
-            for p in chosen.tolist()
+            Victim(v.node_id, f"{v.rule} ({key} {labels[p]}, redistributed)")
+            for v, p in zip(_victims(cols, chosen, criteria), chosen.tolist(), strict=True)
         ]
     shortfall = requested - len(victims)
     error = shortfall_text(requested, len(victims)) if shortfall else None

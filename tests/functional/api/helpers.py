@@ -21,7 +21,9 @@ def mv(version: str) -> dict[str, str]:
     return {"OpenStack-API-Version": f"clustering {version}"}
 
 
-def assert_error(response: Response, status: int, message: str, error_type: str | None = None) -> None:
+def assert_error(
+    response: Response, status: int, message: str, error_type: str | None = None
+) -> None:
     assert response.status_code == status, response.text
     body = response.json()
     assert body["code"] == status

@@ -33,8 +33,9 @@ def test_action_views_and_filters(client: TestClient) -> None:
     assert len(r.json()["actions"]) == 1
     r = client.get("/v1/actions?sort=target:desc")
     assert [a["target"] for a in r.json()["actions"]] == sorted([c1, c2], reverse=True)
-    assert_error(client.get("/v1/actions?sort=owner"), 400,
-                 "Invalid value 'owner' specified for 'sort key'")
+    assert_error(
+        client.get("/v1/actions?sort=owner"), 400, "Invalid value 'owner' specified for 'sort key'"
+    )
     assert_error(client.get("/v1/actions/nope"), 404, "The action 'nope' could not be found.")
 
 
@@ -42,11 +43,18 @@ def test_action_cancel(client: TestClient) -> None:
     make_cluster(client, make_profile(client))
     action_id = client.get("/v1/actions").json()["actions"][0]["id"]
     body = {"action": {"status": "CANCELLED"}}
-    assert_error(client.patch(f"/v1/actions/{action_id}", json=body), 400,
-                 "API version '1.0' is not supported on this method.")
-    assert_error(client.patch(f"/v1/actions/{action_id}", json={"action": {"status": "DONE"}},
-                              headers=mv("1.12")), 400,
-                 f"Unknown status DONE for action {action_id}")
+    assert_error(
+        client.patch(f"/v1/actions/{action_id}", json=body),
+        400,
+        "API version '1.0' is not supported on this method.",
+    )
+    assert_error(
+        client.patch(
+            f"/v1/actions/{action_id}", json={"action": {"status": "DONE"}}, headers=mv("1.12")
+        ),
+        400,
+        f"Unknown status DONE for action {action_id}",
+    )
     r = client.patch(f"/v1/actions/{action_id}", json=body, headers=mv("1.12"))
     assert r.status_code == 202
     action = client.get(f"/v1/actions/{action_id}").json()["action"]
@@ -64,15 +72,19 @@ def test_cancel_running_action_only_signals(client: TestClient) -> None:
     make_cluster(client, make_profile(client))
     action_id = client.get("/v1/actions").json()["actions"][0]["id"]
     set_row(client, ActionRow, action_id, status="RUNNING", owner="e" * 36)
-    r = client.patch(f"/v1/actions/{action_id}", json={"action": {"status": "CANCELLED"}},
-                     headers=mv("1.12"))
+    r = client.patch(
+        f"/v1/actions/{action_id}", json={"action": {"status": "CANCELLED"}}, headers=mv("1.12")
+    )
     assert r.status_code == 202
     assert client.get(f"/v1/actions/{action_id}").json()["action"]["status"] == "RUNNING"
     with services(client).database.read() as session:
         row = session.get(ActionRow, action_id)
         assert row is not None and row.control == "CANCEL"
-    r = client.patch(f"/v1/actions/{action_id}?force=true",
-                     json={"action": {"status": "CANCELLED"}}, headers=mv("1.12"))
+    r = client.patch(
+        f"/v1/actions/{action_id}?force=true",
+        json={"action": {"status": "CANCELLED"}},
+        headers=mv("1.12"),
+    )
     assert client.get(f"/v1/actions/{action_id}").json()["action"]["status"] == "CANCELLED"
 
 
@@ -82,14 +94,26 @@ def test_events(client: TestClient) -> None:
     finish_actions(client)
     events = client.get("/v1/events").json()["events"]
     assert [(e["otype"], e["oname"], e["action"]) for e in events] == [
-        ("PROFILE", "p1", "PROFILE_CREATE"), ("PROFILE", "p2", "PROFILE_CREATE")]
+        ("PROFILE", "p1", "PROFILE_CREATE"),
+        ("PROFILE", "p2", "PROFILE_CREATE"),
+    ]
     event = events[0]
     assert event["timestamp"].endswith("Z")
-    assert set(event) >= {"id", "oid", "cluster_id", "level", "user", "project", "status",
-                          "status_reason", "meta_data"}
+    assert set(event) >= {
+        "id",
+        "oid",
+        "cluster_id",
+        "level",
+        "user",
+        "project",
+        "status",
+        "status_reason",
+        "meta_data",
+    }
     assert client.get(f"/v1/events/{event['id']}").json()["event"]["id"] == event["id"]
     assert client.get(f"/v1/events/{event['id'][:8]}").json()["event"]["id"] == event["id"]
     assert [e["oname"] for e in client.get("/v1/events?oname=p2").json()["events"]] == ["p2"]
-    assert [e["oname"] for e in client.get("/v1/events?sort=oname:desc&limit=1").json()[
-        "events"]] == ["p2"]
+    assert [
+        e["oname"] for e in client.get("/v1/events?sort=oname:desc&limit=1").json()["events"]
+    ] == ["p2"]
     assert_error(client.get("/v1/events/nope"), 404, "The event 'nope' could not be found.")

@@ -39,8 +39,13 @@ def test_build_info(client: TestClient) -> None:
 
 @pytest.mark.parametrize(
     ("header", "served"),
-    [(None, "1.0"), ("clustering 1.5", "1.5"), ("clustering latest", "1.14"),
-     ("compute 2.1, clustering 1.12", "1.12"), ("compute 2.1", "1.0")],
+    [
+        (None, "1.0"),
+        ("clustering 1.5", "1.5"),
+        ("clustering latest", "1.14"),
+        ("compute 2.1, clustering 1.12", "1.12"),
+        ("compute 2.1", "1.0"),
+    ],
 )
 def test_microversion_negotiation(client: TestClient, header: str | None, served: str) -> None:
     headers = {"OpenStack-API-Version": header} if header else {}
@@ -53,7 +58,8 @@ def test_microversion_negotiation(client: TestClient, header: str | None, served
 def test_microversion_out_of_range_is_406(client: TestClient) -> None:
     r = client.get("/v1/profiles", headers=mv("1.15"))
     assert_error(
-        r, 406,
+        r,
+        406,
         "Version '1.15' is not supported by the API. Minimum is '1.0' and maximum is '1.14'.",
     )
     r = client.get("/v1/profiles", headers=mv("2.0"))
@@ -63,7 +69,8 @@ def test_microversion_out_of_range_is_406(client: TestClient) -> None:
 def test_microversion_malformed_is_400(client: TestClient) -> None:
     r = client.get("/v1/profiles", headers=mv("1.x"))
     assert_error(
-        r, 400,
+        r,
+        400,
         "API Version String '1.x' is of invalid format. It must be of format 'major.minor'.",
     )
 

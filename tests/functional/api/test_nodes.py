@@ -21,9 +21,18 @@ PROC = {"type": "herd.process", "version": "1.0", "properties": {"command": "sle
 def test_node_create_in_cluster_takes_next_index(client: TestClient) -> None:
     profile = make_profile(client)
     cid = make_cluster(client, profile, "c1")
-    r = client.post("/v1/nodes", json={"node": {"name": "n1", "profile_id": profile,
-                                                "cluster_id": "c1", "role": "db",
-                                                "metadata": {"k": "v"}}})
+    r = client.post(
+        "/v1/nodes",
+        json={
+            "node": {
+                "name": "n1",
+                "profile_id": profile,
+                "cluster_id": "c1",
+                "role": "db",
+                "metadata": {"k": "v"},
+            }
+        },
+    )
     assert r.status_code == 202, r.text
     node = r.json()["node"]
     assert (node["index"], node["cluster_id"], node["status"]) == (1, cid, "INIT")
@@ -48,12 +57,19 @@ def test_node_create_errors(client: TestClient) -> None:
 
     assert_error(post(profile_id=profile), 400, "'name' is a required property")
     assert_error(post(name="n"), 400, "'profile_id' is a required property")
-    assert_error(post(name="n", profile_id="zz"), 400,
-                 "The specified profile 'zz' could not be found.")
-    assert_error(post(name="n", profile_id=profile, cluster_id="zz"), 400,
-                 "The specified cluster 'zz' could not be found.")
-    assert_error(post(name="n", profile_id=proc, cluster_id="c1"), 400,
-                 "Node and cluster have different profile type, operation aborted.")
+    assert_error(
+        post(name="n", profile_id="zz"), 400, "The specified profile 'zz' could not be found."
+    )
+    assert_error(
+        post(name="n", profile_id=profile, cluster_id="zz"),
+        400,
+        "The specified cluster 'zz' could not be found.",
+    )
+    assert_error(
+        post(name="n", profile_id=proc, cluster_id="c1"),
+        400,
+        "Node and cluster have different profile type, operation aborted.",
+    )
 
 
 def test_node_list_filters_and_details(client: TestClient) -> None:
@@ -76,26 +92,39 @@ def test_node_update(client: TestClient) -> None:
     profile = make_profile(client)
     nid = make_node(client, profile, "n1")
     finish_actions(client)
-    r = client.patch(f"/v1/nodes/{nid}", json={"node": {"name": "n2", "role": "r",
-                                                        "tainted": True}}, headers=mv("1.13"))
+    r = client.patch(
+        f"/v1/nodes/{nid}",
+        json={"node": {"name": "n2", "role": "r", "tainted": True}},
+        headers=mv("1.13"),
+    )
     assert r.status_code == 202, r.text
     action = client.get(r.headers["Location"]).json()["action"]
     assert action["inputs"] == {"name": "n2", "role": "r", "tainted": True}
     finish_actions(client)
     # Below 1.13 "tainted" is stripped, so nothing is left to update.
-    assert_error(client.patch(f"/v1/nodes/{nid}", json={"node": {"tainted": True}}), 400,
-                 "No property needs an update.")
+    assert_error(
+        client.patch(f"/v1/nodes/{nid}", json={"node": {"tainted": True}}),
+        400,
+        "No property needs an update.",
+    )
     proc = make_profile(client, "proc", PROC)
-    assert_error(client.patch(f"/v1/nodes/{nid}", json={"node": {"profile_id": proc}}), 400,
-                 "Cannot update a node to a different profile type, operation aborted.")
+    assert_error(
+        client.patch(f"/v1/nodes/{nid}", json={"node": {"profile_id": proc}}),
+        400,
+        "Cannot update a node to a different profile type, operation aborted.",
+    )
 
 
 def test_node_delete(client: TestClient) -> None:
     profile = make_profile(client)
     nid = make_node(client, profile, "n1")
     set_row(client, NodeRow, nid, status="CREATING")
-    assert_error(client.delete(f"/v1/nodes/{nid}"), 409,
-                 f"The node '{nid}' is in status CREATING.", "ActionInProgress")
+    assert_error(
+        client.delete(f"/v1/nodes/{nid}"),
+        409,
+        f"The node '{nid}' is in status CREATING.",
+        "ActionInProgress",
+    )
     r = client.request("DELETE", f"/v1/nodes/{nid}", json={"force": True}, headers=mv("1.8"))
     assert r.status_code == 202
     action = client.get(r.headers["Location"]).json()["action"]
@@ -109,15 +138,23 @@ def test_node_actions(client: TestClient) -> None:
     r = client.post(f"/v1/nodes/{nid}/actions", json={"check": {}})
     assert r.status_code == 202
     assert client.get(r.headers["Location"]).json()["action"]["action"] == "NODE_CHECK"
-    assert_error(client.post(f"/v1/nodes/{nid}/actions", json={"recover": {}}), 409,
-                 f"The NODE_RECOVER action for target {nid} conflicts with the following "
-                 f"action(s): {r.json()['action']}")
+    assert_error(
+        client.post(f"/v1/nodes/{nid}/actions", json={"recover": {}}),
+        409,
+        f"The NODE_RECOVER action for target {nid} conflicts with the following "
+        f"action(s): {r.json()['action']}",
+    )
     finish_actions(client)
-    r = client.post(f"/v1/nodes/{nid}/actions", json={"recover": {"operation": "REBOOT",
-                                                                  "check": True}},
-                    headers=mv("1.6"))
+    r = client.post(
+        f"/v1/nodes/{nid}/actions",
+        json={"recover": {"operation": "REBOOT", "check": True}},
+        headers=mv("1.6"),
+    )
     action = client.get(r.headers["Location"]).json()["action"]
     assert action["inputs"] == {"operation": "REBOOT", "check": True}
     assert_error(client.post(f"/v1/nodes/{nid}/actions", json={}), 400, "No action specified")
-    assert_error(client.post(f"/v1/nodes/{nid}/actions", json={"scale_in": {}}), 400,
-                 "Unrecognized action 'scale_in' specified")
+    assert_error(
+        client.post(f"/v1/nodes/{nid}/actions", json={"scale_in": {}}),
+        400,
+        "Unrecognized action 'scale_in' specified",
+    )

@@ -37,8 +37,12 @@ def test_profile_crud(client: TestClient) -> None:
     assert r.json()["profile"]["updated_at"] is not None
     r = client.delete(f"/v1/profiles/{pid}")
     assert r.status_code == 204
-    assert_error(client.get(f"/v1/profiles/{pid}"), 404, f"The profile '{pid}' could not be found.",
-                 "ResourceNotFound")
+    assert_error(
+        client.get(f"/v1/profiles/{pid}"),
+        404,
+        f"The profile '{pid}' could not be found.",
+        "ResourceNotFound",
+    )
 
 
 def test_profile_create_errors(client: TestClient) -> None:
@@ -49,11 +53,14 @@ def test_profile_create_errors(client: TestClient) -> None:
     assert_error(post({"name": "x"}), 400, "'spec' is a required property")
     assert_error(
         post({"name": "x", "spec": {"version": "1.0", "properties": {}}}),
-        400, "The 'type' key is missing from the provided spec map.", "InvalidSpec",
+        400,
+        "The 'type' key is missing from the provided spec map.",
+        "InvalidSpec",
     )
     assert_error(
         post({"name": "x", "spec": {"type": "herd.sim", "properties": {}}}),
-        400, "The 'version' key is missing from the provided spec map.",
+        400,
+        "The 'version' key is missing from the provided spec map.",
     )
     r = post({"name": "x", "spec": {"type": "nope", "version": "1.0", "properties": {}}})
     assert r.status_code == 400
@@ -63,13 +70,15 @@ def test_profile_create_errors(client: TestClient) -> None:
     assert "bogus" in r.json()["error"]["message"]
     assert_error(
         post({"name": "x", "spec": SIM_SPEC, "extra": 1}),
-        400, "Additional properties are not allowed ('extra' was unexpected)",
+        400,
+        "Additional properties are not allowed ('extra' was unexpected)",
     )
 
 
 def test_profile_validate(client: TestClient) -> None:
-    r = client.post("/v1/profiles/validate", json={"profile": {"spec": SIM_SPEC}},
-                    headers=mv("1.2"))
+    r = client.post(
+        "/v1/profiles/validate", json={"profile": {"spec": SIM_SPEC}}, headers=mv("1.2")
+    )
     assert r.status_code == 200, r.text
     assert r.json()["profile"]["type"] == "herd.sim-1.0"
     assert r.json()["profile"]["id"] is None
@@ -80,9 +89,9 @@ def test_profile_in_use_is_409(client: TestClient) -> None:
     pid = make_profile(client)
     make_cluster(client, pid)
     assert_error(
-        client.delete(f"/v1/profiles/{pid}"), 409,
-        f"The profile '{pid}' cannot be deleted: still referenced by some clusters and/or "
-        "nodes.",
+        client.delete(f"/v1/profiles/{pid}"),
+        409,
+        f"The profile '{pid}' cannot be deleted: still referenced by some clusters and/or nodes.",
         "ResourceInUse",
     )
 
@@ -113,18 +122,25 @@ def test_profile_list_filters_sort_and_paging(client: TestClient) -> None:
 
 
 def test_list_parameter_errors(client: TestClient) -> None:
-    assert_error(client.get("/v1/profiles?sort=bogus"), 400,
-                 "Invalid value 'bogus' specified for 'sort key'")
-    assert_error(client.get("/v1/profiles?sort=name:up"), 400,
-                 "Invalid value 'up' specified for 'sort dir'")
-    assert_error(client.get("/v1/profiles?limit=x"), 400,
-                 "The value for limit must be an integer: 'x'.")
+    assert_error(
+        client.get("/v1/profiles?sort=bogus"), 400, "Invalid value 'bogus' specified for 'sort key'"
+    )
+    assert_error(
+        client.get("/v1/profiles?sort=name:up"), 400, "Invalid value 'up' specified for 'sort dir'"
+    )
+    assert_error(
+        client.get("/v1/profiles?limit=x"), 400, "The value for limit must be an integer: 'x'."
+    )
     assert_error(client.get("/v1/profiles?limit=-1"), 400, "Value must be >= 0 for field 'limit'.")
     assert_error(client.get("/v1/profiles?colour=red"), 400, "Invalid parameter colour")
-    assert_error(client.get("/v1/profiles?global_project=maybe"), 400,
-                 "Invalid value 'maybe' specified for 'global_project'")
-    assert_error(client.get("/v1/profiles?marker=nope"), 400,
-                 "Invalid value 'nope' specified for 'marker'")
+    assert_error(
+        client.get("/v1/profiles?global_project=maybe"),
+        400,
+        "Invalid value 'maybe' specified for 'global_project'",
+    )
+    assert_error(
+        client.get("/v1/profiles?marker=nope"), 400, "Invalid value 'nope' specified for 'marker'"
+    )
 
 
 def test_profile_types(client: TestClient) -> None:
@@ -139,8 +155,11 @@ def test_profile_types(client: TestClient) -> None:
     assert r.json()["profile_type"]["name"] == "herd.sim-1.0"
     assert "create_latency" in r.json()["profile_type"]["schema"]
     assert client.get("/v1/profile-types/herd.sim-1.0/ops").json() == {"operations": {}}
-    assert_error(client.get("/v1/profile-types/nope-1.0"), 404,
-                 "The profile_type 'nope-1.0' could not be found.")
+    assert_error(
+        client.get("/v1/profile-types/nope-1.0"),
+        404,
+        "The profile_type 'nope-1.0' could not be found.",
+    )
 
 
 def test_policy_crud(client: TestClient) -> None:
@@ -158,9 +177,7 @@ def test_policy_crud(client: TestClient) -> None:
 
 
 def test_policy_yaml_spec_and_errors(client: TestClient) -> None:
-    yaml_spec = (
-        "type: senlin.policy.deletion\nversion: 1.1\nproperties:\n  criteria: RANDOM\n"
-    )
+    yaml_spec = "type: senlin.policy.deletion\nversion: 1.1\nproperties:\n  criteria: RANDOM\n"
     r = client.post("/v1/policies", json={"policy": {"name": "y", "spec": yaml_spec}})
     assert r.status_code == 201, r.text
     assert r.json()["policy"]["spec"]["properties"]["criteria"] == "RANDOM"
@@ -174,8 +191,9 @@ def test_policy_yaml_spec_and_errors(client: TestClient) -> None:
 
 
 def test_policy_validate(client: TestClient) -> None:
-    r = client.post("/v1/policies/validate", json={"policy": {"spec": DELETION_SPEC}},
-                    headers=mv("1.2"))
+    r = client.post(
+        "/v1/policies/validate", json={"policy": {"spec": DELETION_SPEC}}, headers=mv("1.2")
+    )
     assert r.status_code == 200
     assert r.json()["policy"]["type"] == "senlin.policy.deletion-1.1"
 
@@ -189,10 +207,19 @@ def test_policy_in_use_is_409(client: TestClient) -> None:
     cluster = make_cluster(client, make_profile(client))
     policy = make_policy(client)
     with services(client).database.write() as session:
-        session.add(BindingRow(id="b" * 36, cluster_id=cluster, policy_id=policy, enabled=True,
-                               priority=400, data={}))
+        session.add(
+            BindingRow(
+                id="b" * 36,
+                cluster_id=cluster,
+                policy_id=policy,
+                enabled=True,
+                priority=400,
+                data={},
+            )
+        )
     assert_error(
-        client.delete(f"/v1/policies/{policy}"), 409,
+        client.delete(f"/v1/policies/{policy}"),
+        409,
         f"The policy '{policy}' cannot be deleted: still attached to some clusters.",
     )
     with services(client).database.read() as session:
