@@ -206,13 +206,18 @@ ApiClientFactory = Callable[..., TestClient]
 
 
 @pytest.fixture
-def api_client() -> Iterator[ApiClientFactory]:
+def api_client(request: pytest.FixtureRequest) -> Iterator[ApiClientFactory]:
     """Build in-process API clients: ``api_client(settings, start_engine=False, **kwargs)``.
 
     Extra keyword arguments go to ``create_app`` (``database``, ``drivers``,
-    ``policies``, ``clock``). Every client is closed (lifespan ended) at teardown.
+    ``policies``, ``clock``). Every client is closed (lifespan ended, engine
+    stopped) at teardown, before the test database is dropped.
     """
     from herd.api.app import create_app
+
+    if "db_url" in request.fixturenames:
+        # Set the database up first so that it is torn down after the clients.
+        request.getfixturevalue("db_url")
 
     stack = contextlib.ExitStack()
 

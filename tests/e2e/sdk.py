@@ -12,7 +12,9 @@ import openstack
 
 
 def connect(url: str) -> Any:
-    conn = openstack.connect(auth_type="none", auth={"endpoint": url}, clustering_endpoint_override=url)
+    conn = openstack.connect(
+        auth_type="none", auth={"endpoint": url}, clustering_endpoint_override=url
+    )
     return conn.clustering
 
 
@@ -55,7 +57,9 @@ def node_processes(data_dir: Path) -> dict[str, int]:
             if stat.rsplit(")", 1)[1].split()[0] == "Z":
                 continue
             env = dict(
-                item.split("=", 1) for item in (proc / "environ").read_bytes().decode(errors="replace").split("\0") if "=" in item
+                item.split("=", 1)
+                for item in (proc / "environ").read_bytes().decode(errors="replace").split("\0")
+                if "=" in item
             )
             if marker in env.get("HERD_OWNER", "") and "HERD_NODE_ID" in env:
                 pid = int(proc.name)

@@ -29,11 +29,16 @@ class HerdServer:
         args = [HERD, "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)]
         if self.db_url:
             args += ["--db-url", self.db_url]
-        env = {**os.environ, "HERD_ENGINE_DEAD_AFTER": "3", "HERD_ENGINE_HEARTBEAT_INTERVAL": "0.5",
-               **self.env}
+        env = {
+            **os.environ,
+            "HERD_ENGINE_DEAD_AFTER": "3",
+            "HERD_ENGINE_HEARTBEAT_INTERVAL": "0.5",
+            **self.env,
+        }
         with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                args, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
         end = time.time() + timeout
         while time.time() < end:
             if self.process.poll() is not None:

@@ -67,8 +67,15 @@ def test_cluster_lifecycle_with_real_processes(herd_server: HerdServer) -> None:
     check_processes()
 
     names = {a.action for a in c.actions()}
-    assert {"CLUSTER_CREATE", "CLUSTER_SCALE_OUT", "CLUSTER_SCALE_IN", "CLUSTER_RESIZE",
-            "CLUSTER_DEL_NODES", "NODE_CREATE", "NODE_DELETE"} <= names
+    assert {
+        "CLUSTER_CREATE",
+        "CLUSTER_SCALE_OUT",
+        "CLUSTER_SCALE_IN",
+        "CLUSTER_RESIZE",
+        "CLUSTER_DEL_NODES",
+        "NODE_CREATE",
+        "NODE_DELETE",
+    } <= names
     event_actions = {e.action for e in c.events(cluster_id=cluster.id)}
     assert {"CLUSTER_CREATE", "CLUSTER_SCALE_IN"} <= event_actions
 

@@ -14,19 +14,36 @@ import pytest
 SRC = Path(__file__).resolve().parents[2] / "src" / "herd"
 
 LAYERS = {
-    "types": 0, "errors": 0, "config": 0,
+    "types": 0,
+    "errors": 0,
+    "config": 0,
     "domain": 1,
-    "policies": 2, "planner": 2,
+    "policies": 2,
+    "planner": 2,
     "drivers": 3,
     "store": 4,
-    "engine": 5, "regions": 5,
-    "api": 6, "agent": 6,
+    "engine": 5,
+    "regions": 5,
+    "api": 6,
+    "agent": 6,
     "cli": 7,  # the entry point: starts the server, the engine and agents
 }
 PURE = {"domain", "policies", "planner"}
 FORBIDDEN_IN_PURE = {
-    "sqlalchemy", "httpx", "fastapi", "starlette", "uvicorn", "time", "random", "socket",
-    "subprocess", "threading", "asyncio", "os", "requests", "urllib.request",
+    "sqlalchemy",
+    "httpx",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "time",
+    "random",
+    "socket",
+    "subprocess",
+    "threading",
+    "asyncio",
+    "os",
+    "requests",
+    "urllib.request",
 }
 
 

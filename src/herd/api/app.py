@@ -25,6 +25,7 @@ from herd.api.routers import (
     clusters,
     events,
     health,
+    member_health,
     nodes,
     profiles,
     types,
@@ -115,6 +116,7 @@ def create_app(
     for module in (
         versions,
         health,
+        member_health,
         profiles,
         types,
         policy_routes,

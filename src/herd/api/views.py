@@ -123,6 +123,7 @@ def node_view(
         "health_reason": row.health_reason,
         "health_marked_by": row.health_marked_by,
         "health_marked_at": isotime(row.health_marked_at),
+        "health_generation": row.health_generation,
     }
     if version >= V1_13:
         body["tainted"] = row.tainted

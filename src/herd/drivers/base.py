@@ -84,5 +84,5 @@ class Driver(ABC):
         """Resources this driver owns, keyed by node id (used after a crash to find orphans)."""
         return {}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook, empty on purpose
         """Release driver-held resources when the engine stops (resources themselves stay)."""

@@ -8,11 +8,11 @@ from typing import Any
 from sqlalchemy import func, select
 
 from herd.domain.sizing import cluster_status_after
+from herd.domain.snapshots import NodeSnapshot
 from herd.engine.execution import ActionExecution
 from herd.store import events
 from herd.store.models import ClusterRow, NodeRow
 from herd.store.snapshots import node_snapshot
-from herd.domain.snapshots import NodeSnapshot
 from herd.types import ClusterStatus, NodeStatus
 
 

@@ -88,7 +88,9 @@ class ActionExecution:
 
     # -- events ------------------------------------------------------------------------
 
-    def cluster_event(self, cluster: ClusterRow, status: str, reason: str, level: str = "INFO") -> None:
+    def cluster_event(
+        self, cluster: ClusterRow, status: str, reason: str, level: str = "INFO"
+    ) -> None:
         with self.ctx.database.write() as session:
             events.record(
                 session,
@@ -105,7 +107,9 @@ class ActionExecution:
                 now=self.ctx.now(),
             )
 
-    def node_event_row(self, node: NodeRow, status: str, reason: str, level: str = "INFO") -> dict[str, Any]:
+    def node_event_row(
+        self, node: NodeRow, status: str, reason: str, level: str = "INFO"
+    ) -> dict[str, Any]:
         """Event fields for a node, for callers that batch events into one transaction."""
         return {
             "otype": "NODE",

@@ -23,7 +23,7 @@ from herd.engine.execution import ActionExecution
 from herd.store import actions as action_store
 from herd.store import events
 from herd.store.models import ActionRow, HookDeliveryRow, NodeRow
-from herd.types import ActionStatus
+from herd.types import ActionStatus, NodeStatus
 
 MESSAGE_TTL = 300
 
@@ -63,7 +63,11 @@ class HookWaiter:
                 self._record(ex, child_id, node, hook_type, destination, error, attempts, timeout)
 
     def _deliver(
-        self, client: httpx.Client, hook_type: str, params: Mapping[str, Any], message: dict[str, Any]
+        self,
+        client: httpx.Client,
+        hook_type: str,
+        params: Mapping[str, Any],
+        message: dict[str, Any],
     ) -> tuple[str, str | None, int]:
         if hook_type == "webhook":
             url = str(params.get("url", ""))
@@ -84,7 +88,9 @@ class HookWaiter:
         for attempt in range(max(1, self.ctx.settings.webhook_retries)):
             attempts = attempt + 1
             try:
-                response = client.post(request["url"], json=request["json"], headers=request["headers"])
+                response = client.post(
+                    request["url"], json=request["json"], headers=request["headers"]
+                )
                 if response.status_code < 300:
                     return url, None, attempts
                 error = f"HTTP {response.status_code} from {url}"
@@ -141,7 +147,8 @@ class HookWaiter:
                 action="LIFECYCLE_HOOK",
                 status="FAILED" if error else "SENT",
                 reason=(
-                    f"Lifecycle hook delivery to {destination} failed after {attempts} attempt(s): {error}"
+                    f"Lifecycle hook delivery to {destination} failed after "
+                    f"{attempts} attempt(s): {error}"
                     if error
                     else f"Lifecycle hook message sent to {destination}; waiting up to {timeout:g}s"
                 ),
@@ -172,14 +179,28 @@ class HookWaiter:
                     abandoned[row.id] = "Lifecycle hook wait cancelled: node kept."
                 elif row.hook_deadline is not None and now >= row.hook_deadline:
                     why = (row.data or {}).get("hook_delivery_error")
-                    cause = f"Lifecycle hook not delivered ({why})" if why else "Lifecycle hook timeout"
+                    cause = (
+                        f"Lifecycle hook not delivered ({why})" if why else "Lifecycle hook timeout"
+                    )
                     if default_result == "ABANDON":
                         abandoned[row.id] = f"{cause}; default_result ABANDON: node kept."
                     else:
                         ready.append(row.id)
-                        row.data = {**(row.data or {}), "lifecycle_resolution": f"{cause}; CONTINUE"}
+                        row.data = {
+                            **(row.data or {}),
+                            "lifecycle_resolution": f"{cause}; CONTINUE",
+                        }
             for child_id in ready:
                 action_store.set_status(
                     session, child_id, ActionStatus.RUNNING, "Lifecycle complete.", now
                 )
+                node = session.get(NodeRow, waiting[child_id])
+                if node is not None and any(
+                    r.id == child_id and r.action == "NODE_DELETE" for r in rows
+                ):
+                    node.status, node.status_reason = (
+                        NodeStatus.DELETING.value,
+                        "Deletion in progress",
+                    )
+                    node.updated_at = now
         return ready, abandoned

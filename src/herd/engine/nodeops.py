@@ -11,13 +11,14 @@ that have not ended, and never creates a node twice.
 
 from __future__ import annotations
 
+import queue
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.engine.context import EngineContext
@@ -54,6 +55,12 @@ class _Done:
     error: str | None
     resource: CreatedResource | None = None
     finished_at: float | None = None  # when the driver call returned (a node's creation time)
+
+
+@dataclass(frozen=True)
+class _Target:
+    node: NodeRow
+    profile: tuple[str, dict[str, Any]] | str  # (profile type, validated properties) or an error
 
 
 def node_name(cluster: ClusterRow, index: int) -> str:
@@ -184,6 +191,11 @@ class NodeOperations:
                 )
                 session.add(child)
                 action_store.add_dependency(session, child.id, ex.id)
+                if destroy and not hooked:
+                    node.status, node.status_reason = (
+                        NodeStatus.DELETING.value,
+                        "Deletion in progress",
+                    )
                 lock = session.get(NodeLockRow, node.id)
                 if lock is None:
                     session.add(NodeLockRow(node_id=node.id, action_id=child.id, updated_at=now))
@@ -201,13 +213,28 @@ class NodeOperations:
         """Run every unfinished child of ``ex`` (or just ``child_ids``) and collect results."""
         results = ChildResults()
         waiter = HookWaiter(self.ctx)
-        pending: dict[Future[_Done], str] = {}
+        # Finished driver calls report through a queue: waiting on every pending
+        # future at each step would cost O(n) per finished node.
+        finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
+        pending: dict[str, Future[_Done]] = {}  # child id -> driver call
         done_buffer: list[_Done] = []
-        last_flush = self.ctx.now()
+        last_flush = last_cancel_check = self.ctx.now()
         with self.ctx.database.read() as session:
             query = select(ActionRow).where(ActionRow.parent_id == ex.id)
             rows = [r for r in session.scalars(query).all() if not child_ids or r.id in child_ids]
-        waiting = {r.id: r.target for r in rows if r.status == ActionStatus.WAITING_LIFECYCLE_COMPLETION}
+        verbs = {r.id: ActionName(r.action) for r in rows}
+        waiting = {
+            r.id: r.target for r in rows if r.status == ActionStatus.WAITING_LIFECYCLE_COMPLETION
+        }
+        targets = self._load_targets(
+            [r.target for r in rows if not ActionStatus(r.status).is_final]
+        )
+
+        def start(child_id: str, node_id: str) -> None:
+            future = self._submit(child_id, verbs[child_id], node_id, targets.get(node_id))
+            future.add_done_callback(lambda f: finished.put(f.result()))
+            pending[child_id] = future
+
         for row in rows:
             status = ActionStatus(row.status)
             if status is ActionStatus.SUCCEEDED:
@@ -215,23 +242,20 @@ class NodeOperations:
             elif status.is_final:
                 results.failed[row.target] = row.status_reason or status.value
             elif row.id not in waiting:
-                pending[self._submit(row.id, ActionName(row.action), row.target)] = row.id
+                start(row.id, row.target)
         try:
             while pending or waiting:
                 if waiting:
                     ready, abandoned = waiter.poll(ex, waiting)
                     for child_id in ready:
-                        target = waiting.pop(child_id)
-                        row_action = self._child_action(child_id)
-                        pending[self._submit(child_id, row_action, target)] = child_id
+                        start(child_id, waiting.pop(child_id))
                     for child_id, reason in abandoned.items():
                         results.abandoned.append(waiting.pop(child_id))
                         self._abandon(ex, child_id, reason)
                 if pending:
-                    finished, _ = wait(list(pending), timeout=0.2, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        pending.pop(future)
-                        done_buffer.append(future.result())
+                    for item in _drain(finished, timeout=0.2):
+                        pending.pop(item.child_id, None)
+                        done_buffer.append(item)
                     stale = self.ctx.now() - last_flush >= FLUSH_AFTER
                     if len(done_buffer) >= FLUSH_EVERY or not pending or (done_buffer and stale):
                         self._flush(ex, done_buffer, results)
@@ -239,11 +263,13 @@ class NodeOperations:
                         last_flush = self.ctx.now()
                 else:
                     self.ctx.sleep(0.2)
-                ex.check_cancel()
+                if self.ctx.now() - last_cancel_check >= 0.5:
+                    ex.check_cancel()
+                    last_cancel_check = self.ctx.now()
         except ActionCancelled:
-            for future in pending:
+            for future in pending.values():
                 future.cancel()
-            for future in list(pending):
+            for future in pending.values():
                 if not future.cancelled():
                     done_buffer.append(future.result())
             self._flush(ex, done_buffer, results)
@@ -252,66 +278,91 @@ class NodeOperations:
         self._flush(ex, done_buffer, results)
         return results
 
-    def _child_action(self, child_id: str) -> ActionName:
+    def _load_targets(self, node_ids: Sequence[str]) -> dict[str, _Target]:
+        """Node rows and their profiles' validated properties, read in two queries."""
+        if not node_ids:
+            return {}
         with self.ctx.database.read() as session:
-            return ActionName(session.scalar(select(ActionRow.action).where(ActionRow.id == child_id)))
+            nodes = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(node_ids)))).all()
+            profile_ids = {n.profile_id for n in nodes}
+            profiles = {
+                p.id: p
+                for p in session.scalars(
+                    select(ProfileRow).where(ProfileRow.id.in_(profile_ids))
+                ).all()
+            }
+        validated: dict[str, tuple[str, dict[str, Any]] | str] = {}
+        for profile in profiles.values():
+            try:
+                driver = self.ctx.drivers.get(profile.type)
+                validated[profile.id] = (
+                    profile.type,
+                    driver.validate_properties(profile.spec.get("properties", {})),
+                )
+            except HerdError as exc:
+                validated[profile.id] = str(exc)
+        return {n.id: _Target(n, validated.get(n.profile_id, "profile is gone")) for n in nodes}
 
-    def _submit(self, child_id: str, verb: ActionName, node_id: str) -> Future[_Done]:
-        if verb is ActionName.NODE_CREATE:
-            return self.pool.submit(self._create_one, child_id, node_id)
+    def _submit(
+        self, child_id: str, verb: ActionName, node_id: str, target: _Target | None
+    ) -> Future[_Done]:
         if verb is ActionName.NODE_LEAVE:
             return self.pool.submit(lambda: _Done(child_id, node_id, None))
-        return self.pool.submit(self._delete_one, child_id, node_id)
+        if target is None:
+            target = self._load_targets([node_id]).get(node_id)
+        if target is None:
+            return self.pool.submit(
+                lambda: _Done(
+                    child_id,
+                    node_id,
+                    None if verb is not ActionName.NODE_CREATE else "node disappeared",
+                )
+            )
+        if verb is ActionName.NODE_CREATE:
+            return self.pool.submit(self._create_one, child_id, target)
+        return self.pool.submit(self._delete_one, child_id, target)
 
-    def _create_one(self, child_id: str, node_id: str) -> _Done:
-        with self.ctx.database.read() as session:
-            node = session.get(NodeRow, node_id)
-            profile = session.get(ProfileRow, node.profile_id) if node else None
-            cluster_id = node.cluster_id if node else None
-        if node is None or profile is None:
-            return _Done(child_id, node_id, "node or profile disappeared")
+    def _create_one(self, child_id: str, target: _Target) -> _Done:
+        node = target.node
+        if isinstance(target.profile, str):
+            return _Done(child_id, node.id, f"Failed in creating node: {target.profile}")
+        profile_type, properties = target.profile
         if node.physical_id:  # adopted after an engine restart: the resource already exists
-            return _Done(child_id, node_id, None, CreatedResource(node.physical_id, dict(node.data)))
+            return _Done(
+                child_id, node.id, None, CreatedResource(node.physical_id, dict(node.data))
+            )
         try:
-            driver = self.ctx.drivers.get(profile.type)
-            properties = driver.validate_properties(profile.spec.get("properties", {}))
             request = NodeRequest(
                 node_id=node.id,
                 name=node.name,
                 index=node.index,
-                cluster_id=cluster_id,
+                cluster_id=node.cluster_id,
                 properties=properties,
                 placement=dict((node.data or {}).get("placement") or {}),
                 metadata=dict(node.meta_data or {}),
             )
-            created = driver.create(request)
-            return _Done(child_id, node_id, None, created, self.ctx.now())
+            created = self.ctx.drivers.get(profile_type).create(request)
+            return _Done(child_id, node.id, None, created, self.ctx.now())
         except HerdError as exc:
-            return _Done(child_id, node_id, f"Failed in creating node: {exc}")
+            return _Done(child_id, node.id, f"Failed in creating node: {exc}")
         except Exception as exc:  # a driver bug must not hang the parent
-            return _Done(child_id, node_id, f"Failed in creating node: {exc!r}")
+            return _Done(child_id, node.id, f"Failed in creating node: {exc!r}")
 
-    def _delete_one(self, child_id: str, node_id: str) -> _Done:
-        with self.ctx.database.write() as session:
-            node = session.get(NodeRow, node_id)
-            if node is None:
-                return _Done(child_id, node_id, None)
-            node.status = NodeStatus.DELETING.value
-            node.status_reason = "Deletion in progress"
-            profile = session.get(ProfileRow, node.profile_id)
-            ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), {})
-            profile_type = profile.type if profile else ""
-            spec = dict(profile.spec.get("properties", {})) if profile else {}
+    def _delete_one(self, child_id: str, target: _Target) -> _Done:
+        node = target.node
+        if not node.physical_id:
+            return _Done(child_id, node.id, None)
+        if isinstance(target.profile, str):
+            return _Done(child_id, node.id, f"Failed in deleting node: {target.profile}")
+        profile_type, properties = target.profile
         try:
-            if ref.physical_id:
-                driver = self.ctx.drivers.get(profile_type)
-                properties = driver.validate_properties(spec)
-                driver.delete(ResourceRef(ref.node_id, ref.physical_id, ref.data, properties))
-            return _Done(child_id, node_id, None)
+            ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+            self.ctx.drivers.get(profile_type).delete(ref)
+            return _Done(child_id, node.id, None)
         except HerdError as exc:
-            return _Done(child_id, node_id, f"Failed in deleting node: {exc}")
+            return _Done(child_id, node.id, f"Failed in deleting node: {exc}")
         except Exception as exc:
-            return _Done(child_id, node_id, f"Failed in deleting node: {exc!r}")
+            return _Done(child_id, node.id, f"Failed in deleting node: {exc!r}")
 
     # -- writing results ---------------------------------------------------------------
 
@@ -320,27 +371,50 @@ class NodeOperations:
             return
         now = self.ctx.now()
         with self.ctx.database.write() as session:
+            child_rows = {
+                r.id: r
+                for r in session.scalars(
+                    select(ActionRow).where(ActionRow.id.in_([d.child_id for d in done]))
+                ).all()
+            }
+            node_rows = {
+                r.id: r
+                for r in session.scalars(
+                    select(NodeRow).where(NodeRow.id.in_([d.node_id for d in done]))
+                ).all()
+            }
             for item in done:
-                child = session.get(ActionRow, item.child_id)
-                node = session.get(NodeRow, item.node_id)
+                child = child_rows.get(item.child_id)
+                node = node_rows.get(item.node_id)
                 verb = ActionName(child.action) if child else ActionName.NODE_DELETE
                 if item.error is None:
                     results.succeeded.append(item.node_id)
                     reason = self._apply_success(session, ex, verb, node, item, now)
-                    action_store.set_status(session, item.child_id, ActionStatus.SUCCEEDED, reason, now)
+                    _end(child, ActionStatus.SUCCEEDED, reason, now)
                 else:
                     results.failed[item.node_id] = item.error
                     if node is not None:
                         node.status = NodeStatus.ERROR.value
                         node.status_reason = item.error
                         node.updated_at = now
-                        events.record(session, now=now, **ex.node_event_row(node, "ERROR", item.error, "ERROR"))
-                    action_store.set_status(session, item.child_id, ActionStatus.FAILED, item.error, now)
-                session.query(NodeLockRow).filter(NodeLockRow.action_id == item.child_id).delete()
+                        events.record(
+                            session,
+                            now=now,
+                            **ex.node_event_row(node, "ERROR", item.error, "ERROR"),
+                        )
+                    _end(child, ActionStatus.FAILED, item.error, now)
+            session.execute(
+                delete(NodeLockRow).where(NodeLockRow.action_id.in_([d.child_id for d in done]))
+            )
 
     def _apply_success(
-        self, session: Any, ex: ActionExecution, verb: ActionName, node: NodeRow | None,
-        item: _Done, now: float,
+        self,
+        session: Any,
+        ex: ActionExecution,
+        verb: ActionName,
+        node: NodeRow | None,
+        item: _Done,
+        now: float,
     ) -> str:
         if node is None:
             return "Node already gone."
@@ -351,16 +425,22 @@ class NodeOperations:
             node.status_reason = "Creation succeeded"
             node.created_at = node.created_at or item.finished_at or now
             node.updated_at = now
-            events.record(session, now=now, **ex.node_event_row(node, "ACTIVE", "Creation succeeded"))
+            events.record(
+                session, now=now, **ex.node_event_row(node, "ACTIVE", "Creation succeeded")
+            )
             return "Node created successfully."
         if verb is ActionName.NODE_LEAVE:
             node.cluster_id = None
             node.index = -1
             node.updated_at = now
             node.status_reason = "Node left cluster"
-            events.record(session, now=now, **ex.node_event_row(node, node.status, "Node left cluster"))
+            events.record(
+                session, now=now, **ex.node_event_row(node, node.status, "Node left cluster")
+            )
             return "Node left cluster."
-        events.record(session, now=now, **ex.node_event_row(node, "DELETED", "Node deleted successfully."))
+        events.record(
+            session, now=now, **ex.node_event_row(node, "DELETED", "Node deleted successfully.")
+        )
         session.delete(node)
         return "Node deleted successfully."
 
@@ -379,3 +459,22 @@ class NodeOperations:
                         session, child.id, ActionStatus.CANCELLED, "Action execution cancelled", now
                     )
                     session.query(NodeLockRow).filter(NodeLockRow.action_id == child.id).delete()
+
+
+def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float) -> None:
+    if child is not None:
+        child.status, child.status_reason = status.value, reason
+        child.end_time = child.updated_at = now
+
+
+def _drain(source: queue.SimpleQueue[_Done], timeout: float) -> list[_Done]:
+    """Everything already in ``source``, waiting up to ``timeout`` for the first item."""
+    try:
+        items = [source.get(timeout=timeout)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            items.append(source.get_nowait())
+        except queue.Empty:
+            return items

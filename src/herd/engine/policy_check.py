@@ -94,7 +94,11 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
             last_op=bound.last_op,
             max_nodes_per_cluster=ctx.settings.max_nodes_per_cluster,
         )
-        decision = bound.policy.before(policy_ctx) if phase is Phase.BEFORE else bound.policy.after(policy_ctx)
+        decision = (
+            bound.policy.before(policy_ctx)
+            if phase is Phase.BEFORE
+            else bound.policy.after(policy_ctx)
+        )
         if decision.status is CheckStatus.NONE:
             continue
         data = dict(decision.data)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+
 from sqlalchemy import select
 
 from herd.drivers.base import ResourceRef
@@ -43,7 +44,8 @@ def dead_engines(ctx: EngineContext) -> list[str]:
     with ctx.database.read() as session:
         rows = session.scalars(select(EngineRow).where(EngineRow.id != ctx.engine_id)).all()
     return [
-        row.id for row in rows
+        row.id
+        for row in rows
         if row.heartbeat_at < dead_before or (row.host == host and not _pid_alive(row.pid))
     ]
 
@@ -74,10 +76,17 @@ def take_over(ctx: EngineContext) -> int:
                 )
                 action.updated_at = now
                 events.record(
-                    session, otype="CLUSTER" if action.action.startswith("CLUSTER") else "NODE",
-                    oid=action.target, oname=action.name, project=action.project,
-                    cluster_id=action.cluster_id, action=action.action, status="RESUMED",
-                    reason=action.status_reason, level="WARNING", now=now,
+                    session,
+                    otype="CLUSTER" if action.action.startswith("CLUSTER") else "NODE",
+                    oid=action.target,
+                    oname=action.name,
+                    project=action.project,
+                    cluster_id=action.cluster_id,
+                    action=action.action,
+                    status="RESUMED",
+                    reason=action.status_reason,
+                    level="WARNING",
+                    now=now,
                 )
         for engine_id in dead:
             row = session.get(EngineRow, engine_id)
@@ -119,7 +128,9 @@ def reconcile_resources(ctx: EngineContext) -> dict[str, int]:
                     if profile is not None:
                         properties = driver.validate_properties(profile.spec.get("properties", {}))
                 try:
-                    driver.delete(ResourceRef(node_id, resource.physical_id, resource.data, properties))
+                    driver.delete(
+                        ResourceRef(node_id, resource.physical_id, resource.data, properties)
+                    )
                     counts["orphans_destroyed"] += 1
                 except HerdError as exc:
                     log.warning("cannot destroy orphan %s: %s", resource.physical_id, exc)
@@ -140,10 +151,17 @@ def fail_stuck_children(ctx: EngineContext) -> None:
             parent = session.get(ActionRow, child.parent_id)
             if parent is None or ActionStatus(parent.status).is_final:
                 action_store.set_status(
-                    session, child.id, ActionStatus.FAILED,
-                    "Parent action ended before this action ran.", now, owner=None,
+                    session,
+                    child.id,
+                    ActionStatus.FAILED,
+                    "Parent action ended before this action ran.",
+                    now,
+                    owner=None,
                 )
                 node = session.get(NodeRow, child.target)
-                if node is not None and node.status in (NodeStatus.CREATING.value, NodeStatus.DELETING.value):
+                if node is not None and node.status in (
+                    NodeStatus.CREATING.value,
+                    NodeStatus.DELETING.value,
+                ):
                     node.status = NodeStatus.ERROR.value
                     node.status_reason = "Interrupted: its action ended before it finished."

@@ -90,14 +90,20 @@ class ActionRunner:
         dead_before = self.ctx.dead_before()
         with self.ctx.database.write() as session:
             if ex.action.is_cluster_action:
-                if not locks.acquire_cluster(session, ex.target, ex.id, LockScope.CLUSTER, now, dead_before):
+                if not locks.acquire_cluster(
+                    session, ex.target, ex.id, LockScope.CLUSTER, now, dead_before
+                ):
                     raise LockBusy("Failed in locking cluster")
                 return
             node = session.get(NodeRow, ex.target)
-            if node is not None and node.cluster_id and ex.cause is ActionCause.RPC:
-                if not locks.acquire_cluster(session, node.cluster_id, ex.id, LockScope.NODE, now, dead_before):
-                    raise LockBusy("Failed in locking cluster")
-            if node is not None and not locks.acquire_node(session, node.id, ex.id, now, dead_before):
+            shared = node is not None and node.cluster_id and ex.cause is ActionCause.RPC
+            if shared and not locks.acquire_cluster(
+                session, str(node.cluster_id), ex.id, LockScope.NODE, now, dead_before
+            ):
+                raise LockBusy("Failed in locking cluster")
+            if node is not None and not locks.acquire_node(
+                session, node.id, ex.id, now, dead_before
+            ):
                 raise LockBusy("Failed in locking node")
 
     def _requeue_or_fail(self, ex: ActionExecution, retries: int, reason: str) -> None:
@@ -106,8 +112,13 @@ class ActionRunner:
             locks.release_all(session, ex.id)
             if retries < self.ctx.settings.lock_retry_times:
                 action_store.set_status(
-                    session, ex.id, ActionStatus.READY, "The action was abandoned.", now,
-                    owner=None, retries=retries + 1,
+                    session,
+                    ex.id,
+                    ActionStatus.READY,
+                    "The action was abandoned.",
+                    now,
+                    owner=None,
+                    retries=retries + 1,
                 )
             else:
                 action_store.set_status(session, ex.id, ActionStatus.FAILED, reason, now)

@@ -77,8 +77,11 @@ class EngineService:
         with self.ctx.database.write() as session:
             session.add(
                 EngineRow(
-                    id=self.engine_id, host=socket.gethostname(), pid=os.getpid(),
-                    started_at=now, heartbeat_at=now,
+                    id=self.engine_id,
+                    host=socket.gethostname(),
+                    pid=os.getpid(),
+                    started_at=now,
+                    heartbeat_at=now,
                 )
             )
         take_over(self.ctx)
@@ -86,7 +89,10 @@ class EngineService:
         counts = reconcile_resources(self.ctx)
         if any(counts.values()):
             log.warning("resource reconciliation: %s", counts)
-        for target, name in ((self._heartbeat_loop, "herd-heartbeat"), (self._dispatch_loop, "herd-dispatcher")):
+        for target, name in (
+            (self._heartbeat_loop, "herd-heartbeat"),
+            (self._dispatch_loop, "herd-dispatcher"),
+        ):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -133,7 +139,9 @@ class EngineService:
             if free > 0:
                 try:
                     with self.ctx.database.write() as session:
-                        claimed = action_store.claim_ready(session, self.engine_id, free, self.ctx.now())
+                        claimed = action_store.claim_ready(
+                            session, self.engine_id, free, self.ctx.now()
+                        )
                 except Exception:
                     log.exception("claiming actions failed")
             for action_id in claimed:
@@ -166,7 +174,9 @@ def build_engine(settings: Settings, database: Database) -> EngineService:
 
 def run_forever(settings: Settings) -> None:
     """``herd engine``: run an engine without the API until SIGINT or SIGTERM."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     database = Database(settings.database_url())
     database.migrate()
     engine = build_engine(settings, database)

@@ -142,8 +142,7 @@ class ClusterState:
         self.inst_desired = [self.rules.desired_locations(s.tags) for s in self.specs]
         self.primaries: list[set[int]] = [set() for _ in range(count)]
         self.secondaries: list[set[int]] = [set() for _ in range(count)]
-        for i, inst in enumerate(data.instances):
-            self.attach(i, self.node_index[inst.nodes[0]], self._secondary_of(inst.nodes))
+        self._load_placements()
         # Ganeti reports free disk and spindles with the existing instances
         # already taken off; attaching them above must not count them twice.
         self.f_dsk = arr([n.free_disk for n in nodes])
@@ -155,6 +154,51 @@ class ClusterState:
 
     def _secondary_of(self, nodes: tuple[str, ...]) -> int:
         return self.node_index[nodes[1]] if len(nodes) > 1 else NO_NODE
+
+    def _load_placements(self) -> None:
+        """Bulk equivalent of :meth:`attach` for every instance of the request."""
+        instances = self.data.instances
+        if not instances:
+            return
+        self.pri = np.asarray([self.node_index[x.nodes[0]] for x in instances], dtype=np.int64)
+        self.sec = np.asarray([self._secondary_of(x.nodes) for x in instances], dtype=np.int64)
+        specs = self.specs
+        local = np.asarray([s.disk_template.uses_local_disk for s in specs], dtype=np.bool_)
+        memory = np.asarray([s.memory if uses_memory(s) else 0 for s in specs], dtype=np.float64)
+        vcpus = np.asarray(
+            [s.vcpus if s.admin_state is not AdminState.OFFLINE else 0 for s in specs],
+            dtype=np.float64,
+        )
+        spindles = np.where(local, [float(s.spindle_use) for s in specs], 0.0)
+        has_sec = self.sec != NO_NODE
+        np.add.at(self.i_mem, self.pri, memory)
+        np.add.at(self.u_cpu, self.pri, vcpus)
+        np.add.at(self.inst_spindles, self.pri, spindles)
+        np.add.at(self.inst_spindles, self.sec[has_sec], spindles[has_sec])
+        np.add.at(self.pcnt, self.pri, 1.0)
+        np.add.at(self.scnt, self.sec[has_sec], 1.0)
+        locations = bool(self.rules.location_prefixes or self.rules.desired_location_prefixes)
+        for i, (primary, secondary) in enumerate(
+            zip(self.pri.tolist(), self.sec.tolist(), strict=True)
+        ):
+            self.primaries[primary].add(i)
+            for tag in self.inst_excl[i]:
+                if self.excl_counts[primary][tag] > 0:
+                    self.tag_score[primary] += 1
+                self.excl_counts[primary][tag] += 1
+            if locations:
+                self.loc_cost[primary] += self.location_cost(i, primary, secondary)
+            if secondary != NO_NODE:
+                self.secondaries[secondary].add(i)
+                if reserves_memory(specs[i]):
+                    peers = self.peers[secondary]
+                    peers[primary] = peers.get(primary, 0.0) + specs[i].memory
+        for node, peers in enumerate(self.peers):
+            if peers:
+                self._refresh_r_mem(node)
+                if self.peer_matrix is not None:
+                    for primary, amount in peers.items():
+                        self.peer_matrix[node, primary] = amount
 
     def copy(self) -> ClusterState:
         """Independent copy for what-if planning (shares the frozen request)."""

@@ -252,7 +252,78 @@ def _spec(value: Any, where: str, name: str | None = None) -> InstanceSpec:
     )
 
 
+_TEMPLATES = {t.value: t for t in DiskTemplate}
+_STATES = {s.value: s for s in AdminState}
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _instance_fast(name: str, inst: Any, node_names: Mapping[str, int]) -> Instance | None:
+    """The common, well-formed case without per-field error bookkeeping.
+
+    Returns None on anything unusual, so that the checked path reports it.
+    """
+    if type(inst) is not dict:
+        return None
+    get = inst.get
+    nodes, disks, nics, tags = get("nodes"), get("disks"), get("nics"), get("tags")
+    memory, vcpus, total, spindle_use = (
+        get("memory"),
+        get("vcpus"),
+        get("disk_space_total"),
+        get("spindle_use"),
+    )
+    template = _TEMPLATES.get(get("disk_template"))  # type: ignore[arg-type]
+    state = _STATES.get(get("admin_state") or "up")
+    forthcoming = get("forthcoming") or False
+    if (
+        template is None
+        or state is None
+        or type(nodes) is not list
+        or not nodes
+        or type(disks) is not list
+        or type(nics) is not list
+        or type(tags) is not list
+        or not (_is_int(memory) and _is_int(vcpus) and _is_int(total) and _is_int(spindle_use))
+        or type(forthcoming) is not bool
+        or not all(type(n) is str and n in node_names for n in nodes)
+        or not all(type(t) is str for t in tags)
+        or not all(type(d) is dict and _is_int(d.get("size")) for d in disks)
+        or any(type(nic) is dict and nic.get("network") for nic in nics)
+    ):
+        return None
+    spindles: int | None = 0
+    for disk in disks:
+        count = disk.get("spindles")
+        if count is None:
+            spindles = None
+            break
+        if not _is_int(count):
+            return None
+        spindles += count
+    spec = InstanceSpec(
+        name=name,
+        memory=memory,  # type: ignore[arg-type]
+        vcpus=vcpus,  # type: ignore[arg-type]
+        disk_template=template,
+        disk_space_total=total,  # type: ignore[arg-type]
+        disk_sizes=tuple(d["size"] for d in disks),
+        disk_spindles=spindles,
+        spindle_use=spindle_use,  # type: ignore[arg-type]
+        nic_count=len(nics),
+        tags=tuple(tags),
+        admin_state=state,
+        forthcoming=forthcoming,
+    )
+    return Instance(spec=spec, nodes=tuple(nodes))
+
+
 def _instance(name: str, value: Any, node_names: Mapping[str, int]) -> Instance:
+    fast = _instance_fast(name, value, node_names)
+    if fast is not None:
+        return fast
     where = f"instances['{name}']"
     inst = _dict(value, where)
     _key(inst, "disks", where)
@@ -265,7 +336,9 @@ def _instance(name: str, value: Any, node_names: Mapping[str, int]) -> Instance:
     return Instance(spec=_spec(inst, where, name), nodes=nodes)
 
 
-def _request(value: Any, cluster_instances: Mapping[str, Instance]) -> Request:
+def _request(
+    value: Any, cluster_instances: Mapping[str, Instance], groups: Mapping[str, Group]
+) -> Request:
     where = "invalid request dict"
     req = _dict(value, "invalid iallocator message: key 'request'")
     kind = _str(_key(req, "type", where), f"{where}: key 'type'")
@@ -278,10 +351,12 @@ def _request(value: Any, cluster_instances: Mapping[str, Instance]) -> Request:
         return listed
 
     if kind == "change-group":
-        return ChangeGroupRequest(
-            instances=names("instances"),
-            target_groups=_strs(_key(req, "target_groups", where), f"{where}: key 'target_groups'"),
-        )
+        targets = _strs(_key(req, "target_groups", where), f"{where}: key 'target_groups'")
+        known = set(groups) | {g.name for g in groups.values()}
+        for target in targets:
+            if target not in known:
+                raise MalformedRequest(f"Wrong number of elems found with name {target}")
+        return ChangeGroupRequest(instances=names("instances"), target_groups=targets)
     if kind == "node-evacuate":
         mode = _str(_key(req, "evac_mode", where), f"{where}: key 'evac_mode'")
         try:
@@ -363,7 +438,7 @@ def parse_request(data: Mapping[str, Any], static_kvm_node_memory: int = 4096) -
         groups=tuple(groups.values()),
         nodes=tuple(nodes),
         instances=tuple(instances.values()),
-        request=_request(request_value, instances),
+        request=_request(request_value, instances, groups),
     )
 
 

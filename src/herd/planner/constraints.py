@@ -13,7 +13,14 @@ from enum import StrEnum
 
 import numpy as np
 
-from herd.planner.cluster import NO_NODE, ClusterState, FloatArray, IntArray, reserves_memory, uses_memory
+from herd.planner.cluster import (
+    NO_NODE,
+    ClusterState,
+    FloatArray,
+    IntArray,
+    reserves_memory,
+    uses_memory,
+)
 from herd.planner.model import InstanceSpec, IPolicy
 
 

@@ -186,15 +186,18 @@ def _evacuate_one(
             else []
         )
     else:
-        soft = base_soft and not state.offline[old[0]]
-        choice = best_pair(
-            state, i, cands, base, soft, migrate_from=old[1] if state.offline[old[0]] else old[0]
-        )
-        steps = (
-            _drbd_steps(old[0], choice.primary, choice.secondary, state)
-            if isinstance(choice, Choice)
-            else []
-        )
+        partial = _leave_one_node(state, i, old, excluded, cands, base, base_soft)
+        if partial is not None:
+            choice, steps = partial
+        else:
+            soft = base_soft and not state.offline[old[0]]
+            migrate_from = old[1] if state.offline[old[0]] else old[0]
+            choice = best_pair(state, i, cands, base, soft, migrate_from=migrate_from)
+            steps = (
+                _drbd_steps(old[0], choice.primary, choice.secondary, state)
+                if isinstance(choice, Choice)
+                else []
+            )
     if not isinstance(choice, Choice):
         state.attach(i, *old)
         if isinstance(choice, NoChoice):
@@ -202,6 +205,45 @@ def _evacuate_one(
         return _pair_text(choice)
     state.attach(i, choice.primary, choice.secondary)
     return Relocation(i, group, old, (choice.primary, choice.secondary), tuple(steps))
+
+
+def _leave_one_node(
+    state: ClusterState,
+    i: int,
+    old: tuple[int, int],
+    excluded: set[int],
+    cands: IntArray,
+    base: ScoreBase,
+    base_soft: bool,
+) -> tuple[Choice, list[Step]] | None:
+    """herd's cheaper "all" evacuation when only one node of a DRBD pair is evacuated.
+
+    Only the evacuated node is replaced: a new secondary (one resync) when the
+    secondary is evacuated, or a failover plus a new secondary when the
+    primary is. hail always moves both nodes (two resyncs). Returns None when
+    this does not apply or finds nothing, so the full pair search runs.
+    """
+    primary, secondary = old
+    if primary not in excluded and secondary in excluded and not state.offline[primary]:
+        soft = base_soft and not state.offline[secondary]
+        choice = best_secondary(state, i, primary, cands, base, soft)
+        if isinstance(choice, Choice):
+            return choice, [Step(StepKind.REPLACE_SECONDARY, choice.secondary)]
+        return None
+    if primary in excluded and secondary not in excluded and not state.offline[secondary]:
+        soft = base_soft and not state.offline[primary]
+        target = np.asarray([secondary], dtype=np.int64)
+        if int(primary_failures(state, i, target, soft)[0]):
+            return None
+        if not migration_allowed(state, primary, target)[0]:
+            return None
+        choice = best_secondary(state, i, secondary, cands, base, soft)
+        if isinstance(choice, Choice):
+            return choice, [
+                Step(StepKind.FAILOVER),
+                Step(StepKind.REPLACE_SECONDARY, choice.secondary),
+            ]
+    return None
 
 
 def _failover(state: ClusterState, i: int, group: int, soft_default: bool) -> Relocation | str:

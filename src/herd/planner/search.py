@@ -30,7 +30,7 @@ MIG_CODE = code_of(FailMode.MIG)
 INTERNAL_CODE = code_of(FailMode.INTERNAL)
 
 # Above this many node pairs, only the most promising primaries are paired.
-MAX_PAIRS = 20_000
+MAX_PAIRS = 4_096
 
 
 @dataclass(frozen=True)

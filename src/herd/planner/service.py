@@ -81,8 +81,6 @@ def relocation_answer(
     state: ClusterState, plan: Plan, options: PlannerOptions, with_depends: bool = True
 ) -> Answer:
     """Serialise a change-group / node-evacuate plan as ``[moved, failed, jobs]``."""
-    order = {name: k for k, name in enumerate(state.inst_index)}
-    relocations = sorted(plan.relocations, key=lambda r: order[state.specs[r.instance].name])
     moved = [
         [
             state.specs[r.instance].name,
@@ -99,7 +97,6 @@ def relocation_answer(
             np.maximum(node_room(state), 0.0), sequential_peaks(effects, len(state.node_names))
         )
         attach_depends(jobs, build_dependencies(effects, capacity, options.max_resyncs_per_node))
-    del relocations
     info = f"{len(failed)} instances failed to move and {len(moved)} were moved successfully"
     return Answer(True, info, [moved, failed, jobs], plan)
 

@@ -229,34 +229,40 @@ def _floats(values: Any, n: int) -> FloatArray:
     return np.asarray(values, dtype=np.float64)
 
 
-def _inf_for_nan(values: FloatArray) -> FloatArray:
-    return np.where(np.isnan(values), np.inf, values)
+#: A sort key evaluated lazily for some members (None: all of them, uncopied).
+KeyFn = Callable[[IntArray | None], npt.NDArray[Any]]
 
 
-TieBreak = Callable[[IntArray], list[Any]]
+def _column(values: npt.NDArray[Any]) -> KeyFn:
+    return lambda pos: values if pos is None else values[pos]
 
 
-def _primary_keys(
-    cols: NodeColumns, pool: IntArray | None, criteria: Criteria, seed: int
-) -> list[Any]:
-    """Bucket, deletion cost and criterion for the members in ``pool`` (None: all)."""
+def _key_functions(cols: NodeColumns, criteria: Criteria, seed: int) -> list[KeyFn]:
+    """Sort keys, most significant first; ids are the last resort (``_full_sort``).
 
-    def take(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        return values if pool is None else values[pool]
-
+    Keys are evaluated only for the members a partition leaves in play, so a
+    criterion (or a tie-break) costs nothing when the broken rank fills the count.
+    """
+    created, index = _column(cols.created_at), _column(cols.index)
+    criterion: KeyFn
     if criteria is Criteria.OLDEST_FIRST:
-        criterion = take(cols.created_at)
+        criterion = lambda pos: _nan_last(created(pos))  # noqa: E731
     elif criteria is Criteria.YOUNGEST_FIRST:
-        criterion = -take(cols.created_at)
+        criterion = lambda pos: _nan_last(-created(pos))  # noqa: E731
     elif criteria is Criteria.OLDEST_PROFILE_FIRST:
-        profile = take(cols.profile_created_at)
-        criterion = np.where(np.isnan(profile), np.inf, profile)
+        profile = _column(cols.profile_created_at)
+        criterion = lambda pos: _nan_last(profile(pos))  # noqa: E731
     else:
         # A keyed hash of the member index rather than a draw in input order:
-        # a replay over the same members picks the same victims, and it costs a
-        # few vector operations instead of a random array and a sort.
-        return [take(cols.bucket), take(cols.deletion_cost), _mix(take(cols.index), seed)]
-    return [take(cols.bucket), take(cols.deletion_cost), _nan_last(criterion)]
+        # a replay over the same members picks the same victims.
+        criterion = lambda pos: _mix(index(pos), seed)  # noqa: E731
+    return [
+        _column(cols.bucket),
+        _column(cols.deletion_cost),
+        criterion,
+        lambda pos: _nan_last(created(pos)),
+        index,
+    ]
 
 
 _MASK64 = (1 << 64) - 1
@@ -291,28 +297,23 @@ def _nan_last(values: FloatArray) -> FloatArray:
     return values
 
 
-def _tie_keys(cols: NodeColumns) -> TieBreak:
-    def keys(pos: IntArray) -> list[Any]:
-        return [_nan_last(cols.created_at[pos]), cols.index[pos]]
-
-    return keys
-
-
 def _by_id(positions: IntArray, ids: Sequence[str]) -> IntArray:
     return np.asarray(sorted(positions.tolist(), key=ids.__getitem__), dtype=np.int64)
 
 
-def _full_sort(pos: IntArray, keys: list[Any], tie: TieBreak, ids: Sequence[str]) -> IntArray:
-    """Sort ``pos`` by ``keys`` (aligned with ``pos``), then created_at, index and id."""
+def _full_sort(pos: IntArray, keys: list[KeyFn], ids: Sequence[str]) -> IntArray:
+    """Sort ``pos`` by every key, then by id."""
     if len(pos) <= 1:
         return pos
-    every = [*keys, *tie(pos)]
-    order = np.lexsort(every[::-1])
+    if not keys:
+        return _by_id(pos, ids)
+    values = [key(pos) for key in keys]
+    order = np.lexsort(values[::-1])
     ordered = pos[order]
     same = np.ones(len(ordered) - 1, dtype=bool)
-    for key in every:
-        values = key[order]
-        same &= values[1:] == values[:-1]
+    for column in values:
+        sorted_column = column[order]
+        same &= sorted_column[1:] == sorted_column[:-1]
     if same.any():
         # Rare: members equal on every numeric key fall back to their ids.
         starts = np.flatnonzero(~np.concatenate(([False], same)))
@@ -323,23 +324,34 @@ def _full_sort(pos: IntArray, keys: list[Any], tie: TieBreak, ids: Sequence[str]
     return ordered
 
 
-def _top(pos: IntArray, keys: list[Any], k: int, tie: TieBreak, ids: Sequence[str]) -> IntArray:
-    """The first ``k`` of ``pos`` in key order, partitioning instead of sorting the rest."""
+def _top(
+    pos: IntArray | None, size: int, keys: list[KeyFn], k: int, ids: Sequence[str]
+) -> IntArray:
+    """The first ``k`` of ``pos`` (None: all ``size`` members) in key order.
+
+    Partitions on one key at a time and sorts only what is surely chosen.
+    """
     if k <= 0:
-        return pos[:0]
-    if k >= len(pos):
-        return _full_sort(pos, keys, tie, ids)
-    # A key that is the same for every candidate cannot order them.
-    keys = [key for key in keys if key.min() != key.max()]
-    if not keys:
-        return _full_sort(pos, [], tie, ids)[:k]
-    first = keys[0]
+        return np.zeros(0, dtype=np.int64)
+    if pos is None and k >= size:
+        pos = np.arange(size, dtype=np.int64)
+    if pos is not None and k >= len(pos):
+        return _full_sort(pos, keys, ids)
+    while keys:
+        first = keys[0](pos)
+        if first.min() != first.max():
+            break
+        # A key that is the same for every candidate cannot order them.
+        keys = keys[1:]
+    else:
+        every = np.arange(size, dtype=np.int64) if pos is None else pos
+        return _by_id(every, ids)[:k]
     threshold = np.partition(first, k - 1)[k - 1]
-    ahead = first < threshold
-    tied = first == threshold
-    head = _full_sort(pos[ahead], [key[ahead] for key in keys], tie, ids)
-    rest = [key[tied] for key in keys[1:]]
-    return np.concatenate((head, _top(pos[tied], rest, k - len(head), tie, ids)))
+    ahead, tied = first < threshold, first == threshold
+    ahead_pos = np.flatnonzero(ahead) if pos is None else pos[ahead]
+    tied_pos = np.flatnonzero(tied) if pos is None else pos[tied]
+    head = _full_sort(ahead_pos, keys, ids)
+    return np.concatenate((head, _top(tied_pos, len(tied_pos), keys[1:], k - len(head), ids)))
 
 
 def _victims(
@@ -364,9 +376,8 @@ def rank_columns(
         pool = np.flatnonzero(~cols.protected)
     size = len(cols) if pool is None else len(pool)
     take = min(max(count, 0), size)
-    keys = _primary_keys(cols, pool, Criteria(criteria), seed)
-    everyone = np.arange(size, dtype=np.int64) if pool is None else pool
-    chosen = _top(everyone, keys, take, _tie_keys(cols), cols.ids)
+    keys = _key_functions(cols, Criteria(criteria), seed)
+    chosen = _top(pool, size, keys, take, cols.ids)
     return chosen, max(count, 0) - take
 
 
@@ -420,7 +431,6 @@ def rank_victims_by_group(
     criteria = Criteria(criteria)
     codes, code_of = cols.group_codes(key)
     names = sorted(name for name, wanted in quotas.items() if wanted > 0)
-    listed = np.isin(codes, [code_of[name] for name in names if name in code_of])
     requested = sum(max(quotas[name], 0) for name in names)
     victims: list[Victim] = []
     taken = np.zeros(len(cols), dtype=bool)
@@ -429,11 +439,12 @@ def rank_victims_by_group(
         chosen, _ = rank_columns(cols, quotas[name], criteria, seed, members)
         taken[chosen] = True
         victims += _victims(cols, chosen, criteria, f" ({key} {name})")
-    labels = cols.labels(key)
     for outside in (False, True):
         missing = requested - len(victims)
         if missing <= 0:
             break
+        labels = cols.labels(key)
+        listed = np.isin(codes, [code_of[name] for name in names if name in code_of])
         pool = np.flatnonzero(~taken & (~listed if outside else listed))
         chosen, _ = rank_columns(cols, missing, criteria, seed, pool)
         taken[chosen] = True

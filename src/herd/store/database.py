@@ -90,6 +90,9 @@ class Database:
         try:
             yield session
             session.commit()
+            # Work that must only happen once the rows are visible (waking the engine).
+            for callback in session.info.pop("after_commit", []):
+                callback()
         except BaseException:
             session.rollback()
             raise

@@ -94,7 +94,9 @@ def acquire_node(
 
 def release_node(session: Session, node_id: str, action_id: str) -> None:
     session.execute(
-        delete(NodeLockRow).where(NodeLockRow.node_id == node_id, NodeLockRow.action_id == action_id)
+        delete(NodeLockRow).where(
+            NodeLockRow.node_id == node_id, NodeLockRow.action_id == action_id
+        )
     )
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
-
-from herd.store.models import ActionRow
 from tests.functional.api.helpers import (
     assert_error,
     finish_actions,
@@ -14,6 +12,8 @@ from tests.functional.api.helpers import (
     services,
     set_row,
 )
+
+from herd.store.models import ActionRow
 
 
 def test_action_views_and_filters(client: TestClient) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
-
 from tests.functional.api.helpers import assert_error, mv
 
 

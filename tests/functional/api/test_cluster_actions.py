@@ -6,8 +6,6 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-
-from herd.store.models import ActionRow, ClusterLockRow, NodeRow
 from tests.functional.api.helpers import (
     assert_error,
     finish_actions,
@@ -19,6 +17,8 @@ from tests.functional.api.helpers import (
     services,
     set_row,
 )
+
+from herd.store.models import ActionRow, ClusterLockRow, NodeRow
 
 
 @pytest.fixture

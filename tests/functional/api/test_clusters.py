@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
-
-from herd.store.models import BindingRow, ClusterRow
 from tests.functional.api.helpers import (
     assert_error,
     finish_actions,
@@ -15,6 +13,8 @@ from tests.functional.api.helpers import (
     services,
     set_row,
 )
+
+from herd.store.models import BindingRow, ClusterRow
 
 
 def test_create_cluster_returns_202_with_location(client: TestClient) -> None:

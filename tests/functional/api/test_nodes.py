@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
-
-from herd.store.models import NodeRow
 from tests.functional.api.helpers import (
     assert_error,
     finish_actions,
@@ -14,6 +12,8 @@ from tests.functional.api.helpers import (
     mv,
     set_row,
 )
+
+from herd.store.models import NodeRow
 
 PROC = {"type": "herd.process", "version": "1.0", "properties": {"command": "sleep"}}
 

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from tests.conftest import free_port
+from tests.functional.api.helpers import DELETION_SPEC, SIM_SPEC
 
 from herd.config import Settings
 from herd.store import tokens
-from tests.conftest import free_port
-from tests.functional.api.helpers import DELETION_SPEC, SIM_SPEC
 
 
 class ServerThread:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
-
 from tests.functional.api.helpers import (
     DELETION_SPEC,
     SIM_SPEC,
@@ -200,9 +199,9 @@ def test_policy_validate(client: TestClient) -> None:
 
 def test_policy_in_use_is_409(client: TestClient) -> None:
     from sqlalchemy import select
+    from tests.functional.api.helpers import services
 
     from herd.store.models import BindingRow
-    from tests.functional.api.helpers import services
 
     cluster = make_cluster(client, make_profile(client))
     policy = make_policy(client)

@@ -29,22 +29,45 @@ class Harness:
 
     def profile(self, properties: dict[str, Any] | None = None, type_: str = "herd.sim") -> str:
         row = ProfileRow(
-            id=str(uuid.uuid4()), name=f"prof-{uuid.uuid4().hex[:6]}", type=f"{type_}-1.0",
+            id=str(uuid.uuid4()),
+            name=f"prof-{uuid.uuid4().hex[:6]}",
+            type=f"{type_}-1.0",
             spec={"type": type_, "version": "1.0", "properties": properties or {}},
-            meta_data={}, project=PROJECT, created_at=time.time(),
+            meta_data={},
+            project=PROJECT,
+            created_at=time.time(),
         )
         with self.db.write() as session:
             session.add(row)
         return row.id
 
-    def cluster(self, desired: int, *, min_size: int = 0, max_size: int = -1,
-                profile: str | None = None, name: str = "c") -> str:
+    def cluster(
+        self,
+        desired: int,
+        *,
+        min_size: int = 0,
+        max_size: int = -1,
+        profile: str | None = None,
+        name: str = "c",
+    ) -> str:
         profile_id = profile or self.profile()
         row = ClusterRow(
-            id=str(uuid.uuid4()), name=name, profile_id=profile_id, init_at=time.time(),
-            min_size=min_size, max_size=max_size, desired_capacity=desired, next_index=1,
-            timeout=3600, status="INIT", project=PROJECT, created_at=time.time(),
-            meta_data={}, data={}, config={}, dependents={},
+            id=str(uuid.uuid4()),
+            name=name,
+            profile_id=profile_id,
+            init_at=time.time(),
+            min_size=min_size,
+            max_size=max_size,
+            desired_capacity=desired,
+            next_index=1,
+            timeout=3600,
+            status="INIT",
+            project=PROJECT,
+            created_at=time.time(),
+            meta_data={},
+            data={},
+            config={},
+            dependents={},
         )
         with self.db.write() as session:
             session.add(row)
@@ -54,15 +77,24 @@ class Harness:
 
     def policy(self, spec: dict[str, Any], name: str = "pol") -> str:
         full_type, _ = self.engine.ctx.policies.create(spec)
-        row = PolicyRow(id=str(uuid.uuid4()), name=name, type=full_type, spec=spec, data={},
-                        project=PROJECT, created_at=time.time())
+        row = PolicyRow(
+            id=str(uuid.uuid4()),
+            name=name,
+            type=full_type,
+            spec=spec,
+            data={},
+            project=PROJECT,
+            created_at=time.time(),
+        )
         with self.db.write() as session:
             session.add(row)
         return row.id
 
     def attach(self, cluster_id: str, spec: dict[str, Any], name: str = "pol") -> str:
         policy_id = self.policy(spec, name)
-        action = self.run(ActionName.CLUSTER_ATTACH_POLICY, cluster_id, {"policy_id": policy_id, "enabled": True})
+        action = self.run(
+            ActionName.CLUSTER_ATTACH_POLICY, cluster_id, {"policy_id": policy_id, "enabled": True}
+        )
         assert action.status == "SUCCEEDED", action.status_reason
         return policy_id
 
@@ -70,8 +102,14 @@ class Harness:
         with self.db.write() as session:
             node = session.get(NodeRow, target)
             cluster_id = target if verb.is_cluster_action else (node.cluster_id if node else None)
-            row = action_store.new_action(action=verb, target=target, cluster_id=cluster_id,
-                                          project=PROJECT, inputs=inputs or {}, now=time.time())
+            row = action_store.new_action(
+                action=verb,
+                target=target,
+                cluster_id=cluster_id,
+                project=PROJECT,
+                inputs=inputs or {},
+                now=time.time(),
+            )
             session.add(row)
         self.engine.notify()
         return row.id
@@ -87,8 +125,13 @@ class Harness:
             time.sleep(0.02)
         raise AssertionError(f"action {action_id} did not finish in {timeout}s")
 
-    def run(self, verb: ActionName, target: str, inputs: dict[str, Any] | None = None,
-            timeout: float = 30.0) -> ActionRow:
+    def run(
+        self,
+        verb: ActionName,
+        target: str,
+        inputs: dict[str, Any] | None = None,
+        timeout: float = 30.0,
+    ) -> ActionRow:
         return self.wait(self.submit(verb, target, inputs), timeout)
 
     def nodes(self, cluster_id: str | None) -> list[NodeRow]:
@@ -117,13 +160,22 @@ class Harness:
 
     def events(self, oid: str) -> list[EventRow]:
         with self.db.read() as session:
-            return list(session.scalars(select(EventRow).where(EventRow.oid == oid).order_by(EventRow.timestamp)).all())
+            return list(
+                session.scalars(
+                    select(EventRow).where(EventRow.oid == oid).order_by(EventRow.timestamp)
+                ).all()
+            )
 
 
 @contextmanager
 def running_engine(data_dir: Path, **overrides: Any) -> Iterator[Harness]:
-    settings = load_settings(data_dir=data_dir, engine_heartbeat_interval=0.5, engine_dead_after=3.0,
-                             lock_retry_interval=0.1, **overrides)
+    settings = load_settings(
+        data_dir=data_dir,
+        engine_heartbeat_interval=0.5,
+        engine_dead_after=3.0,
+        lock_retry_interval=0.1,
+        **overrides,
+    )
     database = Database(settings.database_url())
     database.migrate()
     engine = build_engine(settings, database)

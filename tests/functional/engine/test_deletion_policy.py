@@ -24,8 +24,10 @@ def test_scale_in_oldest_first_writes_candidates_as_the_spec_shows(harness: Harn
     nodes = harness.nodes(cluster)
     for age, node in enumerate(nodes):  # node 3 is the oldest, then node 2
         harness.set_node(node.id, created_at=1000.0 - age)
-    harness.attach(cluster, deletion_spec(criteria="OLDEST_FIRST", grace_period=0,
-                                          reduce_desired_capacity=False))
+    harness.attach(
+        cluster,
+        deletion_spec(criteria="OLDEST_FIRST", grace_period=0, reduce_desired_capacity=False),
+    )
     action = harness.run(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 2})
     assert action.status == "SUCCEEDED", action.status_reason
     assert action.data["status"] == "OK"
@@ -88,7 +90,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 receiver.messages.append(json.loads(body))
                 self.send_response(204)
@@ -126,11 +128,17 @@ def _wait_messages(receiver: Receiver, count: int) -> None:
     assert len(receiver.messages) >= count
 
 
-def test_webhook_hook_waits_for_completion_and_abandon_keeps_node(harness: Harness, receiver: Receiver) -> None:
+def test_webhook_hook_waits_for_completion_and_abandon_keeps_node(
+    harness: Harness, receiver: Receiver
+) -> None:
     cluster = harness.cluster(4)
-    harness.attach(cluster, deletion_spec(
-        criteria="OLDEST_FIRST",
-        hooks={"type": "webhook", "params": {"url": receiver.url}, "timeout": 30}))
+    harness.attach(
+        cluster,
+        deletion_spec(
+            criteria="OLDEST_FIRST",
+            hooks={"type": "webhook", "params": {"url": receiver.url}, "timeout": 30},
+        ),
+    )
     action_id = harness.submit(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 2})
     _wait_messages(receiver, 2)
     tokens = {m["node_id"]: m["lifecycle_action_token"] for m in receiver.messages}
@@ -148,13 +156,25 @@ def test_webhook_hook_waits_for_completion_and_abandon_keeps_node(harness: Harne
 
 def test_hook_timeout_continues_and_undeliverable_hook_does_not_hang(harness: Harness) -> None:
     cluster = harness.cluster(2)
-    harness.attach(cluster, deletion_spec(
-        hooks={"type": "webhook", "params": {"url": "http://127.0.0.1:9/nowhere"}, "timeout": 60}))
+    harness.attach(
+        cluster,
+        deletion_spec(
+            hooks={
+                "type": "webhook",
+                "params": {"url": "http://127.0.0.1:9/nowhere"},
+                "timeout": 60,
+            }
+        ),
+    )
     started = time.time()
     action = harness.run(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 1})
     assert action.status == "SUCCEEDED", action.status_reason
     assert time.time() - started < 20
     assert len(harness.nodes(cluster)) == 1
-    warnings = [e for n in [action.outputs["nodes_removed"][0]] for e in harness.events(n)
-                if e.action == "LIFECYCLE_HOOK"]
+    warnings = [
+        e
+        for n in [action.outputs["nodes_removed"][0]]
+        for e in harness.events(n)
+        if e.action == "LIFECYCLE_HOOK"
+    ]
     assert warnings and warnings[0].status == "FAILED"

@@ -12,8 +12,12 @@ def test_replace_unhealthy_keeps_name_and_index_and_destroys_old(harness: Harnes
     nodes = harness.nodes(cluster)
     marked = [nodes[1], nodes[3]]
     for node in marked:
-        harness.set_node(node.id, health="CHECK_FAILED", health_reason="app says broken",
-                         health_marked_by="tester")
+        harness.set_node(
+            node.id,
+            health="CHECK_FAILED",
+            health_reason="app says broken",
+            health_marked_by="tester",
+        )
     action = harness.run(ActionName.CLUSTER_REPLACE_UNHEALTHY, cluster, {"batch_size": 1})
     assert action.status == "SUCCEEDED", action.status_reason
     assert sorted(action.outputs["nodes_replaced"]) == sorted(n.id for n in marked)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tests.functional.engine.harness import Harness
-
 import time
 import uuid
+
+from tests.functional.engine.harness import Harness
 
 from herd.store.models import ClusterRow
 from herd.types import ActionName
@@ -23,7 +23,10 @@ def test_create_then_scale_out_keeps_indexes_and_status(harness: Harness) -> Non
     assert [n.index for n in harness.nodes(cluster)] == [1, 2, 3, 4, 5]
     row = harness.get_cluster(cluster)
     assert row is not None and row.desired_capacity == 5 and row.status == "ACTIVE"
-    assert row.status_reason == "CLUSTER_SCALE_OUT: number of active nodes is equal or above desired_capacity (5)."
+    assert (
+        row.status_reason
+        == "CLUSTER_SCALE_OUT: number of active nodes is equal or above desired_capacity (5)."
+    )
 
 
 def test_scale_in_without_policy_removes_broken_nodes_first(harness: Harness) -> None:
@@ -41,18 +44,26 @@ def test_scale_in_below_min_size_fails_with_senlin_text(harness: Harness) -> Non
     cluster = harness.cluster(2, min_size=2)
     action = harness.run(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 1})
     assert action.status == "FAILED"
-    assert action.status_reason == "The target capacity (1) is less than the cluster's min_size (2)."
+    assert (
+        action.status_reason == "The target capacity (1) is less than the cluster's min_size (2)."
+    )
     assert len(harness.nodes(cluster)) == 2
 
 
 def test_resize_percentage_and_exact(harness: Harness) -> None:
     cluster = harness.cluster(10)
-    action = harness.run(ActionName.CLUSTER_RESIZE, cluster, {
-        "adjustment_type": "CHANGE_IN_PERCENTAGE", "number": -22, "strict": True})
+    action = harness.run(
+        ActionName.CLUSTER_RESIZE,
+        cluster,
+        {"adjustment_type": "CHANGE_IN_PERCENTAGE", "number": -22, "strict": True},
+    )
     assert action.status == "SUCCEEDED", action.status_reason
     assert len(harness.nodes(cluster)) == 8
-    action = harness.run(ActionName.CLUSTER_RESIZE, cluster, {
-        "adjustment_type": "EXACT_CAPACITY", "number": 9, "max_size": 12, "strict": True})
+    action = harness.run(
+        ActionName.CLUSTER_RESIZE,
+        cluster,
+        {"adjustment_type": "EXACT_CAPACITY", "number": 9, "max_size": 12, "strict": True},
+    )
     assert action.status == "SUCCEEDED", action.status_reason
     row = harness.get_cluster(cluster)
     assert row is not None and (row.desired_capacity, row.max_size) == (9, 12)
@@ -62,8 +73,11 @@ def test_resize_percentage_and_exact(harness: Harness) -> None:
 def test_del_nodes_without_policy_leaves_orphans_and_reduces_desired(harness: Harness) -> None:
     cluster = harness.cluster(4)
     victim = harness.nodes(cluster)[0]
-    action = harness.run(ActionName.CLUSTER_DEL_NODES, cluster, {
-        "candidates": [victim.id], "count": 1, "destroy_after_deletion": False})
+    action = harness.run(
+        ActionName.CLUSTER_DEL_NODES,
+        cluster,
+        {"candidates": [victim.id], "count": 1, "destroy_after_deletion": False},
+    )
     assert action.status == "SUCCEEDED", action.status_reason
     orphan = harness.node(victim.id)
     assert orphan is not None and orphan.cluster_id is None and orphan.index == -1
@@ -83,10 +97,24 @@ def test_cluster_delete_removes_every_member(harness: Harness) -> None:
 
 def test_create_failures_mark_nodes_error_and_cluster_warning(harness: Harness) -> None:
     profile = harness.profile({"failure_rate": 1.0})
-    row = ClusterRow(id=str(uuid.uuid4()), name="bad", profile_id=profile, init_at=time.time(),
-                     min_size=1, max_size=-1, desired_capacity=2, next_index=1, timeout=3600,
-                     status="INIT", project="p1", created_at=time.time(), meta_data={}, data={},
-                     config={}, dependents={})
+    row = ClusterRow(
+        id=str(uuid.uuid4()),
+        name="bad",
+        profile_id=profile,
+        init_at=time.time(),
+        min_size=1,
+        max_size=-1,
+        desired_capacity=2,
+        next_index=1,
+        timeout=3600,
+        status="INIT",
+        project="p1",
+        created_at=time.time(),
+        meta_data={},
+        data={},
+        config={},
+        dependents={},
+    )
     with harness.db.write() as session:
         session.add(row)
     action = harness.run(ActionName.CLUSTER_CREATE, row.id)

@@ -7,9 +7,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.unit.planner.factory import cluster, instance
 
 from herd.planner import answer_dict, check_answer, parse_request
+
+from .factory import cluster, instance
 
 TEMPLATES = ["drbd", "drbd", "drbd", "plain", "rbd", "diskless"]
 
@@ -54,7 +55,15 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
             if len(i["nodes"]) > position and i["nodes"][position] == source
         ] or in_group
         request = {"type": "node-evacuate", "instances": chosen, "evac_mode": mode}
-    raw = cluster(groups, instances, request, overrides)
+    for name in draw(st.lists(st.sampled_from(sorted(overrides)), max_size=2, unique=True)):
+        overrides[name][draw(st.sampled_from(["offline", "drained"]))] = True
+    for names in groups.values():
+        for k, name in enumerate(names):
+            overrides[name]["tags"] = [f"rack:{k % 2}"]
+    for inst in instances.values():
+        inst["tags"] = draw(st.sampled_from([[], ["svc:a"], ["svc:b"]]))
+    tags = ["htools:iextags:svc", "htools:nlocation:rack"] if draw(st.booleans()) else []
+    raw = cluster(groups, instances, request, overrides, cluster_tags=tags)
     for node in raw["nodes"].values():
         node["free_memory"] = node["free_memory"] - 32768 + node["total_memory"]
     return raw

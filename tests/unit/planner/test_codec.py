@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.unit.planner.factory import template_cluster
 
 from herd.planner import MalformedRequest, answer_dict, format_answer, load_json, parse_request
+
+from .factory import template_cluster
 
 
 def test_invalid_json() -> None:

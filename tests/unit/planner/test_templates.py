@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tests.unit.planner.factory import ALL_TEMPLATES, template_cluster
 
 from herd.planner import answer_dict, check_answer, parse_request
+
+from .factory import ALL_TEMPLATES, template_cluster
 
 SHARED = ["sharedfile", "blockdev", "rbd", "ext", "gluster", "diskless"]
 

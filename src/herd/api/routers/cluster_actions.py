@@ -20,5 +20,9 @@ def post_cluster_action(
     cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> JSONResponse:
     with services.database.write() as session:
-        action = cluster_action(session, services, ctx, cluster_id, body)
-    return JSONResponse({"action": action.id}, status_code=202, headers=location(action.id))
+        outcome = cluster_action(session, services, ctx, cluster_id, body)
+    if isinstance(outcome, dict):
+        if "victims" in outcome or "deadline" in outcome:
+            return JSONResponse(outcome, status_code=200)
+        return JSONResponse(outcome, status_code=202, headers=location(outcome["action"]))
+    return JSONResponse({"action": outcome.id}, status_code=202, headers=location(outcome.id))

@@ -12,6 +12,7 @@ from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.errors import NodeNotOrphan, ProfileTypeNotMatch
 from herd.api.microversion import APIVersion, require
+from herd.api.services.cluster_extras import SYNCHRONOUS, replace_unhealthy
 from herd.api.services.common import (
     find_referenced,
     get_bool,
@@ -338,6 +339,7 @@ HANDLERS: dict[str, Handler] = {
     "policy_attach": _policy_attach,
     "policy_detach": _policy_detach,
     "policy_update": _policy_update,
+    "replace_unhealthy": replace_unhealthy,
 }
 
 
@@ -357,9 +359,12 @@ def single_action(body: Any, supported: dict[str, Any]) -> tuple[str, Any]:
 
 def cluster_action(
     session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
-) -> ActionRow:
-    name, params = single_action(body, HANDLERS)
+) -> ActionRow | dict[str, Any]:
+    """Store the requested action, or answer a synchronous one (its body is returned)."""
+    name, params = single_action(body, {**HANDLERS, **SYNCHRONOUS})
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
+    if name in SYNCHRONOUS:
+        return SYNCHRONOUS[name](session, services, ctx, cluster, params)
     action, inputs = HANDLERS[name](session, services, ctx, cluster, params)
     return submit(
         session,

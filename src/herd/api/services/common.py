@@ -197,6 +197,8 @@ def submit(
         now=services.now(),
     )
     session.add(row)
+    if services.engine is not None:
+        session.info.setdefault("after_commit", []).append(services.engine.notify)
     return row
 
 

@@ -59,7 +59,8 @@ def parse_mark_body(body: Any) -> MarkRequest:
     unknown = [key for key in body if key not in ALLOWED_KEYS]
     if unknown:
         raise InvalidRequest(
-            f"Invalid keys in resource mark unhealthy {_set_repr(unknown)}", field=sorted(unknown)[0]
+            f"Invalid keys in resource mark unhealthy {_set_repr(unknown)}",
+            field=sorted(unknown)[0],
         )
     if "mark_unhealthy" not in body:
         raise InvalidRequest(
@@ -94,9 +95,12 @@ def find_member(session: Session, cluster: ClusterRow, identity: str) -> NodeRow
     if member is None:
         query = select(NodeRow).where(NodeRow.cluster_id == cluster.id)
         by_name = session.scalars(query.where(NodeRow.name == identity).limit(2)).all()
-        candidates = by_name or session.scalars(
-            query.where(NodeRow.id.startswith(identity, autoescape=True)).limit(2)
-        ).all()
+        candidates = (
+            by_name
+            or session.scalars(
+                query.where(NodeRow.id.startswith(identity, autoescape=True)).limit(2)
+            ).all()
+        )
         if len(candidates) > 1:
             from herd.errors import MultipleChoices
 
@@ -112,7 +116,9 @@ def find_member(session: Session, cluster: ClusterRow, identity: str) -> NodeRow
     return member
 
 
-def _busy_action(session: Session, services: Services, cluster: ClusterRow, node: NodeRow) -> str | None:
+def _busy_action(
+    session: Session, services: Services, cluster: ClusterRow, node: NodeRow
+) -> str | None:
     dead_before = services.dead_before()
     holders = cluster_lock_holders(session, cluster.id, dead_before)
     holder = node_lock_holder(session, node.id, dead_before)

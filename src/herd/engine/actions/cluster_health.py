@@ -23,13 +23,19 @@ from herd.store.models import ClusterRow, NodeRow, ProfileRow
 from herd.types import HealthStatus, NodeStatus
 
 
-def _driver_and_ref(ctx: EngineContext, node: NodeRow, profile: ProfileRow) -> tuple[object, ResourceRef, NodeRequest]:
+def _driver_and_ref(
+    ctx: EngineContext, node: NodeRow, profile: ProfileRow
+) -> tuple[object, ResourceRef, NodeRequest]:
     driver = ctx.drivers.get(profile.type)
     properties = driver.validate_properties(profile.spec.get("properties", {}))
     ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
     request = NodeRequest(
-        node_id=node.id, name=node.name, index=node.index, cluster_id=node.cluster_id,
-        properties=properties, placement=dict((node.data or {}).get("placement") or {}),
+        node_id=node.id,
+        name=node.name,
+        index=node.index,
+        cluster_id=node.cluster_id,
+        properties=properties,
+        placement=dict((node.data or {}).get("placement") or {}),
         metadata=dict(node.meta_data or {}),
     )
     return driver, ref, request
@@ -46,7 +52,9 @@ def check_node(ex: ActionExecution, node_id: str) -> tuple[bool, str]:
     try:
         driver, ref, _ = _driver_and_ref(ctx, node, profile)
         report = driver.check(ref) if node.physical_id else None  # type: ignore[attr-defined]
-        healthy, reason = (report.healthy, report.reason) if report else (False, "node has no physical resource")
+        healthy, reason = (
+            (report.healthy, report.reason) if report else (False, "node has no physical resource")
+        )
     except HerdError as exc:
         healthy, reason = False, str(exc)
     now = ctx.now()
@@ -57,10 +65,15 @@ def check_node(ex: ActionExecution, node_id: str) -> tuple[bool, str]:
         before = (row.health, row.status)
         if healthy:
             # A passing check clears a failed check, but never an application's mark.
-            if row.health != HealthStatus.CHECK_FAILED.value or row.health_marked_by in (None, "check"):
+            if row.health != HealthStatus.CHECK_FAILED.value or row.health_marked_by in (
+                None,
+                "check",
+            ):
                 row.health, row.health_reason = HealthStatus.CHECK_COMPLETE.value, "Check passed"
                 row.health_marked_by, row.health_marked_at = "check", now
-            if row.status == NodeStatus.ERROR.value and row.status_reason.startswith("Check failed"):
+            if row.status == NodeStatus.ERROR.value and row.status_reason.startswith(
+                "Check failed"
+            ):
                 row.status, row.status_reason = NodeStatus.ACTIVE.value, "Check passed"
         else:
             row.health, row.health_reason = HealthStatus.CHECK_FAILED.value, reason
@@ -68,8 +81,13 @@ def check_node(ex: ActionExecution, node_id: str) -> tuple[bool, str]:
             row.status, row.status_reason = NodeStatus.ERROR.value, f"Check failed: {reason}"
         row.updated_at = now
         if (row.health, row.status) != before:
-            events.record(session, now=now, **ex.node_event_row(row, row.health, row.health_reason,
-                                                               "INFO" if healthy else "WARNING"))
+            events.record(
+                session,
+                now=now,
+                **ex.node_event_row(
+                    row, row.health, row.health_reason, "INFO" if healthy else "WARNING"
+                ),
+            )
     return healthy, reason
 
 
@@ -101,7 +119,9 @@ def recover_node(ex: ActionExecution, node_id: str) -> str | None:
             row.health, row.health_reason = HealthStatus.CHECK_COMPLETE.value, "Recovered"
             row.health_marked_by, row.health_marked_at = "recover", now
             row.updated_at = now
-            events.record(session, now=now, **ex.node_event_row(row, "ACTIVE", "Recovery succeeded"))
+            events.record(
+                session, now=now, **ex.node_event_row(row, "ACTIVE", "Recovery succeeded")
+            )
     return None
 
 
@@ -124,7 +144,8 @@ class HealthHandlers:
         if ex.inputs.get("check"):
             self.check(ex)
         broken = [
-            n.id for n in members(ex, cluster.id)
+            n.id
+            for n in members(ex, cluster.id)
             if n.status in (NodeStatus.ERROR.value, NodeStatus.WARNING.value)
             or n.health == HealthStatus.CHECK_FAILED.value
         ]
@@ -144,12 +165,13 @@ class HealthHandlers:
         replaced: list[str] = []
         errors: list[str] = []
         for start in range(0, len(failed), batch_size):
-            batch = failed[start:start + batch_size]
+            batch = failed[start : start + batch_size]
             pending = self._without_replacement(ex, cluster.id, batch)
             if pending:
                 ex.check_cancel()
                 children = self.nodeops.plan_create(
-                    ex, cluster.id,
+                    ex,
+                    cluster.id,
                     [dict((n.data or {}).get("placement") or {}) for n in pending],
                     names=[(n.name, n.index) for n in pending],
                 )
@@ -171,15 +193,20 @@ class HealthHandlers:
         with ex.ctx.database.read() as session:
             return session.scalar(
                 select(NodeRow).where(
-                    NodeRow.cluster_id == cluster_id, NodeRow.index == old.index,
+                    NodeRow.cluster_id == cluster_id,
+                    NodeRow.index == old.index,
                     NodeRow.id != old.id,
                 )
             )
 
-    def _without_replacement(self, ex: ActionExecution, cluster_id: str, batch: Sequence[NodeRow]) -> list[NodeRow]:
+    def _without_replacement(
+        self, ex: ActionExecution, cluster_id: str, batch: Sequence[NodeRow]
+    ) -> list[NodeRow]:
         return [n for n in batch if self._replacement_of(ex, cluster_id, n) is None]
 
-    def _with_active_replacement(self, ex: ActionExecution, cluster_id: str, batch: Sequence[NodeRow]) -> list[NodeRow]:
+    def _with_active_replacement(
+        self, ex: ActionExecution, cluster_id: str, batch: Sequence[NodeRow]
+    ) -> list[NodeRow]:
         ready = []
         for old in batch:
             new = self._replacement_of(ex, cluster_id, old)
@@ -187,7 +214,9 @@ class HealthHandlers:
                 ready.append(old)
         return ready
 
-    def change_profile(self, ex: ActionExecution, cluster_id: str, profile_id: str, profile_only: bool) -> Outcome:
+    def change_profile(
+        self, ex: ActionExecution, cluster_id: str, profile_id: str, profile_only: bool
+    ) -> Outcome:
         with ex.ctx.database.write() as session:
             cluster = session.get(ClusterRow, cluster_id)
             if cluster is None or session.get(ProfileRow, profile_id) is None:

@@ -34,7 +34,9 @@ class LifecycleHandlers:
             resumed = bool(action_store.children(session, ex.id))
         if not resumed:
             update_cluster(
-                ex, cluster.id, status=ClusterStatus.CREATING.value,
+                ex,
+                cluster.id,
+                status=ClusterStatus.CREATING.value,
                 status_reason="Cluster creation started.",
             )
             if cluster.desired_capacity > 0:
@@ -43,6 +45,8 @@ class LifecycleHandlers:
                 )
         results = self.nodeops.run(ex)
         ex.outputs["nodes_added"] = sorted(results.succeeded)
+        if cluster.created_at is None:
+            update_cluster(ex, cluster.id, created_at=ex.ctx.now())
         eval_status(ex, cluster.id)
         if not results.ok:
             return Outcome.failed(f"Failed in creating nodes: {results.reason()}")
@@ -51,7 +55,9 @@ class LifecycleHandlers:
     def delete(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)
         update_cluster(
-            ex, cluster.id, status=ClusterStatus.DELETING.value,
+            ex,
+            cluster.id,
+            status=ClusterStatus.DELETING.value,
             status_reason="Deletion in progress.",
         )
         with ex.ctx.database.write() as session:
@@ -97,16 +103,26 @@ class LifecycleHandlers:
     def update(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)
         values = {}
-        for key, column in (("name", "name"), ("metadata", "meta_data"), ("timeout", "timeout"), ("config", "config")):
+        for key, column in (
+            ("name", "name"),
+            ("metadata", "meta_data"),
+            ("timeout", "timeout"),
+            ("config", "config"),
+        ):
             if key in ex.inputs and ex.inputs[key] is not None:
                 values[column] = ex.inputs[key]
         update_cluster(
-            ex, cluster.id, status=ClusterStatus.UPDATING.value,
-            status_reason="Cluster update started.", **values,
+            ex,
+            cluster.id,
+            status=ClusterStatus.UPDATING.value,
+            status_reason="Cluster update started.",
+            **values,
         )
         profile_id = ex.inputs.get("profile_id")
         if profile_id and profile_id != cluster.profile_id:
-            outcome = self.health.change_profile(ex, cluster.id, profile_id, bool(ex.inputs.get("profile_only")))
+            outcome = self.health.change_profile(
+                ex, cluster.id, profile_id, bool(ex.inputs.get("profile_only"))
+            )
             if outcome.status.value != "SUCCEEDED":
                 eval_status(ex, cluster.id)
                 return outcome
@@ -126,16 +142,16 @@ class LifecycleHandlers:
             cluster = session.get(ClusterRow, ex.target)
             if policy is None or cluster is None:
                 return Outcome.failed(f"The specified policy '{policy_id}' could not be found.")
-            existing = session.scalars(select(BindingRow).where(BindingRow.cluster_id == cluster.id)).all()
+            existing = session.scalars(
+                select(BindingRow).where(BindingRow.cluster_id == cluster.id)
+            ).all()
             if any(b.policy_id == policy.id for b in existing):
                 return Outcome.ok("Policy already attached.")
             _, instance = ex.ctx.policies.create(policy.spec)
             profile = session.get(ProfileRow, cluster.profile_id)
             allowed = type(instance).profile_types
             if "ANY" not in allowed and profile is not None and profile.type not in allowed:
-                return Outcome.failed(
-                    f"Policy not applicable on profile type: {profile.type}"
-                )
+                return Outcome.failed(f"Policy not applicable on profile type: {profile.type}")
             if type(instance).singleton:
                 family = policy.type.rsplit("-", 1)[0].split(".")[-1]
                 for binding in existing:
@@ -148,8 +164,13 @@ class LifecycleHandlers:
                         )
             session.add(
                 BindingRow(
-                    id=str(uuid.uuid4()), cluster_id=cluster.id, policy_id=policy.id,
-                    enabled=enabled, priority=type(instance).priority, data={}, last_op=None,
+                    id=str(uuid.uuid4()),
+                    cluster_id=cluster.id,
+                    policy_id=policy.id,
+                    enabled=enabled,
+                    priority=type(instance).priority,
+                    data={},
+                    last_op=None,
                 )
             )
         return Outcome.ok("Policy attached.")

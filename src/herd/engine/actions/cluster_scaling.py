@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from herd.domain.sizing import SizeBounds, check_size_params, parse_resize
-from herd.engine.actions.removal import RemovalPlan, remove_nodes, removal_plan
+from herd.engine.actions.removal import RemovalPlan, removal_plan, remove_nodes
 from herd.engine.clusters import (
     eval_status,
     load_cluster,
@@ -66,13 +66,21 @@ class ScalingHandlers:
             return Outcome.failed(count)
         current = len(member_snapshots(ex, cluster.id))
         error = check_size_params(
-            _bounds(cluster), current + count, None, None, True, ex.ctx.settings.max_nodes_per_cluster
+            _bounds(cluster),
+            current + count,
+            None,
+            None,
+            True,
+            ex.ctx.settings.max_nodes_per_cluster,
         )
         if error:
             return Outcome.failed(error)
         update_cluster(
-            ex, cluster.id, status=ClusterStatus.RESIZING.value,
-            status_reason="Cluster scale out started.", desired_capacity=current + count,
+            ex,
+            cluster.id,
+            status=ClusterStatus.RESIZING.value,
+            status_reason="Cluster scale out started.",
+            desired_capacity=current + count,
         )
         return self.grow(ex, cluster, count, "Cluster scaling succeeded.")
 
@@ -86,8 +94,15 @@ class ScalingHandlers:
         return ranked.node_ids
 
     def shrink(
-        self, ex: ActionExecution, cluster: ClusterRow, plan: RemovalPlan, reason: str,
-        *, desired: int | None, min_size: int | None = None, max_size: int | None = None,
+        self,
+        ex: ActionExecution,
+        cluster: ClusterRow,
+        plan: RemovalPlan,
+        reason: str,
+        *,
+        desired: int | None,
+        min_size: int | None = None,
+        max_size: int | None = None,
     ) -> Outcome:
         results = remove_nodes(ex, self.nodeops, plan)
         if not results.ok:
@@ -111,7 +126,11 @@ class ScalingHandlers:
             return Outcome.failed(count)
         count = min(count, len(nodes))
         error = check_size_params(
-            _bounds(cluster), len(nodes) - count, None, None, True,
+            _bounds(cluster),
+            len(nodes) - count,
+            None,
+            None,
+            True,
             ex.ctx.settings.max_nodes_per_cluster,
         )
         if error:
@@ -123,8 +142,11 @@ class ScalingHandlers:
             candidates = chosen
         new_size = len(nodes) - len(candidates)
         update_cluster(
-            ex, cluster.id, status=ClusterStatus.RESIZING.value,
-            status_reason="Cluster scale in started.", desired_capacity=new_size,
+            ex,
+            cluster.id,
+            status=ClusterStatus.RESIZING.value,
+            status_reason="Cluster scale in started.",
+            desired_capacity=new_size,
         )
         plan = removal_plan(ex, candidates, destroy_default=True)
         return self.shrink(ex, cluster, plan, "Cluster scaling succeeded.", desired=new_size)
@@ -136,7 +158,9 @@ class ScalingHandlers:
         new_min = ex.inputs.get("min_size")
         new_max = ex.inputs.get("max_size")
         if "deletion" not in ex.data and "creation" not in ex.data:
-            parsed = parse_resize(current, _bounds(cluster), ex.inputs, ex.ctx.settings.max_nodes_per_cluster)
+            parsed = parse_resize(
+                current, _bounds(cluster), ex.inputs, ex.ctx.settings.max_nodes_per_cluster
+            )
             if parsed.error:
                 return Outcome.failed(parsed.error)
             ex.data.update(parsed.to_data())
@@ -151,19 +175,30 @@ class ScalingHandlers:
                 candidates = chosen
             desired = current - len(candidates)
             update_cluster(
-                ex, cluster.id, status=ClusterStatus.RESIZING.value,
-                status_reason="Cluster resize started.", desired_capacity=desired,
+                ex,
+                cluster.id,
+                status=ClusterStatus.RESIZING.value,
+                status_reason="Cluster resize started.",
+                desired_capacity=desired,
                 **_bounds_update(new_min, new_max),
             )
             plan = removal_plan(ex, candidates, destroy_default=True)
             return self.shrink(
-                ex, cluster, plan, "Cluster resize succeeded.",
-                desired=desired, min_size=new_min, max_size=new_max,
+                ex,
+                cluster,
+                plan,
+                "Cluster resize succeeded.",
+                desired=desired,
+                min_size=new_min,
+                max_size=new_max,
             )
         count = int((ex.data.get("creation") or {}).get("count", 0))
         update_cluster(
-            ex, cluster.id, status=ClusterStatus.RESIZING.value,
-            status_reason="Cluster resize started.", desired_capacity=current + count,
+            ex,
+            cluster.id,
+            status=ClusterStatus.RESIZING.value,
+            status_reason="Cluster resize started.",
+            desired_capacity=current + count,
             **_bounds_update(new_min, new_max),
         )
         return self.grow(ex, load_cluster(ex), count, "Cluster resize succeeded.")
@@ -182,16 +217,23 @@ class ScalingHandlers:
         if missing:
             return Outcome.failed(f"Nodes not found: {missing}.")
         error = check_size_params(
-            _bounds(cluster), cluster.desired_capacity - len(candidates), None, None, True,
+            _bounds(cluster),
+            cluster.desired_capacity - len(candidates),
+            None,
+            None,
+            True,
             ex.ctx.settings.max_nodes_per_cluster,
         )
         if error:
             return Outcome.failed(error)
         plan = removal_plan(
-            ex, candidates,
+            ex,
+            candidates,
             destroy_default=bool(ex.inputs.get("destroy_after_deletion", False)),
         )
-        desired = cluster.desired_capacity - len(candidates) if plan.reduce_desired_capacity else None
+        desired = (
+            cluster.desired_capacity - len(candidates) if plan.reduce_desired_capacity else None
+        )
         outcome = self.shrink(ex, cluster, plan, "Completed deleting nodes.", desired=desired)
         return outcome
 
@@ -200,7 +242,11 @@ class ScalingHandlers:
         node_ids = list(ex.inputs.get("nodes") or [])
         current = len(member_snapshots(ex, cluster.id))
         error = check_size_params(
-            _bounds(cluster), current + len(node_ids), None, None, True,
+            _bounds(cluster),
+            current + len(node_ids),
+            None,
+            None,
+            True,
             ex.ctx.settings.max_nodes_per_cluster,
         )
         if error:
@@ -210,7 +256,9 @@ class ScalingHandlers:
             assert row is not None
             for node in session.scalars(select(NodeRow).where(NodeRow.id.in_(node_ids))).all():
                 if node.cluster_id and node.cluster_id != cluster.id:
-                    return Outcome.failed(f"Node {node.id} is already owned by cluster {node.cluster_id}.")
+                    return Outcome.failed(
+                        f"Node {node.id} is already owned by cluster {node.cluster_id}."
+                    )
                 node.cluster_id = cluster.id
                 node.index = row.next_index
                 row.next_index += 1

@@ -6,7 +6,7 @@ from sqlalchemy import func, select
 
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.engine.actions.cluster_health import check_node, recover_node
-from herd.engine.actions.removal import remove_nodes, removal_plan
+from herd.engine.actions.removal import removal_plan, remove_nodes
 from herd.engine.clusters import eval_status, load_cluster
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
@@ -34,9 +34,15 @@ class NodeHandlers:
                 assert row is not None
                 row.status, row.status_reason = NodeStatus.CREATING.value, "Creation in progress"
                 child = action_store.new_action(
-                    action=ActionName.NODE_CREATE, target=node.id, cluster_id=node.cluster_id,
-                    project=node.project, user=ex.user, cause=ActionCause.DERIVED,
-                    status=ActionStatus.RUNNING, parent_id=ex.id, owner=ex.ctx.engine_id,
+                    action=ActionName.NODE_CREATE,
+                    target=node.id,
+                    cluster_id=node.cluster_id,
+                    project=node.project,
+                    user=ex.user,
+                    cause=ActionCause.DERIVED,
+                    status=ActionStatus.RUNNING,
+                    parent_id=ex.id,
+                    owner=ex.ctx.engine_id,
                     now=ex.ctx.now(),
                 )
                 session.add(child)
@@ -61,18 +67,25 @@ class NodeHandlers:
             cluster = load_cluster(ex, cluster_id)
             with ex.ctx.database.read() as session:
                 count = int(
-                    session.scalar(select(func.count()).where(NodeRow.cluster_id == cluster_id)) or 0
+                    session.scalar(select(func.count()).where(NodeRow.cluster_id == cluster_id))
+                    or 0
                 )
             error = check_size_params(
                 SizeBounds(cluster.min_size, cluster.max_size, cluster.desired_capacity),
-                count - 1, None, None, True, ex.ctx.settings.max_nodes_per_cluster,
+                count - 1,
+                None,
+                None,
+                True,
+                ex.ctx.settings.max_nodes_per_cluster,
             )
             if error:
                 return Outcome.failed(error)
             desired = count - 1
         # NODE_DELETE always destroys (Senlin); the policy may add grace, hooks and reduce.
         plan = removal_plan(ex, [node.id], destroy_default=True)
-        plan = type(plan)(plan.node_ids, True, plan.grace_period, plan.reduce_desired_capacity, plan.hooks)
+        plan = type(plan)(
+            plan.node_ids, True, plan.grace_period, plan.reduce_desired_capacity, plan.hooks
+        )
         results = remove_nodes(ex, self.nodeops, plan)
         if cluster_id:
             reduce = plan.reduce_desired_capacity and results.ok and not results.abandoned
@@ -91,7 +104,12 @@ class NodeHandlers:
         with ex.ctx.database.write() as session:
             row = session.get(NodeRow, node.id)
             assert row is not None
-            for key, column in (("name", "name"), ("role", "role"), ("metadata", "meta_data"), ("tainted", "tainted")):
+            for key, column in (
+                ("name", "name"),
+                ("role", "role"),
+                ("metadata", "meta_data"),
+                ("tainted", "tainted"),
+            ):
                 if key in ex.inputs and ex.inputs[key] is not None:
                     setattr(row, column, ex.inputs[key])
             if new_profile and new_profile != row.profile_id:
@@ -134,7 +152,8 @@ class NodeHandlers:
                 old = session.get(NodeRow, old_id)
                 new = session.get(NodeRow, new_id)
                 if old is None or new is None:
-                    return Outcome.failed(f"Nodes not found: {[i for i in (old_id, new_id) if (session.get(NodeRow, i) is None)]}.")
+                    missing = [i for i, row in ((old_id, old), (new_id, new)) if row is None]
+                    return Outcome.failed(f"Nodes not found: {missing}.")
                 new.cluster_id, new.index = cluster.id, old.index
                 new.updated_at = ex.ctx.now()
         plan = removal_plan(ex, list(pairs), destroy_default=True)
