@@ -229,6 +229,9 @@ def main() -> None:
     parser.add_argument("--hail", default=HAIL)
     parser.add_argument("--only", help="comma-separated scenario labels (prefix match)")
     parser.add_argument("--skip-hail", action="store_true", help="run herd only")
+    parser.add_argument(
+        "--hail-flags", default="", help="extra hail options, e.g. --no-capacity-checks"
+    )
     args = parser.parse_args()
     herd = [sys.executable, "-m", "herd.cli.iallocator"]
     rows = []
@@ -246,7 +249,7 @@ def main() -> None:
             herd_moved, herd_score = _outcome(data, herd_out)
             if os.path.exists(args.hail) and not args.skip_hail:
                 hail_time, hail_mem, ok = run(
-                    [args.hail, str(request)], hail_out, args.hail_timeout
+                    [args.hail, *args.hail_flags.split(), str(request)], hail_out, args.hail_timeout
                 )
                 hail_moved, hail_score = _outcome(data, hail_out) if ok else ("-", "-")
             else:

@@ -14,7 +14,15 @@ def _members(clustering: object, cluster_id: str) -> list[object]:
     return list(clustering.nodes(cluster_id=cluster_id))  # type: ignore[attr-defined]
 
 
-def test_cluster_lifecycle_with_real_processes(herd_server: HerdServer) -> None:
+@pytest.mark.parametrize(
+    "server_fixture",
+    ["herd_server", pytest.param("herd_server_pg", marks=pytest.mark.postgres)],
+    ids=["sqlite", "postgres"],
+)
+def test_cluster_lifecycle_with_real_processes(
+    server_fixture: str, request: pytest.FixtureRequest
+) -> None:
+    herd_server: HerdServer = request.getfixturevalue(server_fixture)
     c = connect(herd_server.url)
     profile = c.create_profile(name="web", spec=process_profile_spec())
     assert profile.type == "herd.process-1.0"

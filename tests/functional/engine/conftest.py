@@ -8,6 +8,7 @@ from tests.functional.engine.harness import Harness, running_engine
 
 
 @pytest.fixture
-def harness(tmp_path: Path) -> Iterator[Harness]:
-    with running_engine(tmp_path / "data") as h:
+def harness(tmp_path: Path, db_url: str) -> Iterator[Harness]:
+    """A running engine on a fresh SQLite file or PostgreSQL database (``db_url`` is parametrised)."""
+    with running_engine(tmp_path / "data", db_url=db_url) as h:
         yield h

@@ -142,3 +142,21 @@ def test_exclusion_tags_fail_then_ignore_soft_errors() -> None:
     assert "FailTags" in failed[0][1]
     moved = answer_dict(raw, PlannerOptions(ignore_soft_errors=True)).result[0]
     assert moved
+
+
+def test_all_mode_only_replaces_the_evacuated_node() -> None:
+    """herd difference: hail would move both nodes of each instance (two resyncs)."""
+    from .factory import cluster, instance
+
+    instances = {"a": instance("drbd", ["n1", "n2"]), "b": instance("drbd", ["n3", "n1"])}
+    request = {"type": "node-evacuate", "instances": ["a", "b"], "evac_mode": "all"}
+    raw = cluster({"g": ["n1", "n2", "n3", "n4", "n5"]}, instances, request)
+    answer = answer_dict(raw)
+    moved, failed, jobs = answer.result
+    assert not failed
+    assert [op["OP_ID"] for op in jobs[0]] == ["OP_INSTANCE_MIGRATE", "OP_INSTANCE_REPLACE_DISKS"]
+    assert moved[0][2][0] == "n2" and moved[0][2][1] not in {"n1", "n2"}
+    assert [op["OP_ID"] for op in jobs[1]] == ["OP_INSTANCE_REPLACE_DISKS"]
+    assert moved[1][2][0] == "n3" and "n1" not in moved[1][2]
+    body = {"success": True, "info": "", "result": answer.result}
+    assert check_answer(parse_request(raw), body, max_resyncs_per_node=2).valid
