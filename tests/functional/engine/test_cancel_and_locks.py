@@ -1,0 +1,78 @@
+"""Cancelling a running action, and taking over the locks of a dead engine."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from sqlalchemy import select
+from tests.functional.engine.harness import Harness
+
+from herd.store import locks
+from herd.store.models import ActionRow, ClusterLockRow, EngineRow
+from herd.types import ActionName, LockScope
+
+
+def test_cancel_stops_a_slow_scale_out_and_its_children(harness: Harness) -> None:
+    profile = harness.profile({"create_latency": 0.5})
+    cluster = harness.cluster(0, profile=profile)
+    action_id = harness.submit(ActionName.CLUSTER_SCALE_OUT, cluster, {"count": 200})
+    deadline = time.time() + 10
+    while time.time() < deadline and not any(n.status == "ACTIVE" for n in harness.nodes(cluster)):
+        time.sleep(0.05)
+    with harness.db.write() as session:
+        row = session.get(ActionRow, action_id)
+        assert row is not None and row.status == "RUNNING"
+        row.control = "CANCEL"
+    action = harness.wait(action_id)
+    assert action.status == "CANCELLED"
+    assert action.status_reason == f"CLUSTER_SCALE_OUT [{action_id[:8]}] cancelled"
+    children = harness.children(action_id)
+    assert {c.status for c in children} <= {"SUCCEEDED", "CANCELLED"}
+    assert any(c.status == "CANCELLED" for c in children)
+    with harness.db.read() as session:
+        assert session.get(ClusterLockRow, cluster) is None
+
+
+def test_lock_of_a_dead_engine_is_taken_over(harness: Harness) -> None:
+    cluster = harness.cluster(1)
+    dead_engine = str(uuid.uuid4())
+    stuck = str(uuid.uuid4())
+    now = time.time()
+    with harness.db.write() as session:
+        session.add(
+            EngineRow(
+                id=dead_engine,
+                host="elsewhere",
+                pid=1,
+                started_at=now - 100,
+                heartbeat_at=now - 100,
+            )
+        )
+        session.add(
+            ActionRow(
+                id=stuck,
+                name="stuck",
+                cluster_id=cluster,
+                target=cluster,
+                action="CLUSTER_CHECK",
+                cause="RPC Request",
+                owner=dead_engine,
+                status="RUNNING",
+                project="p1",
+                inputs={},
+                outputs={},
+                data={},
+                created_at=now - 100,
+            )
+        )
+        session.flush()
+        assert locks.acquire_cluster(session, cluster, stuck, LockScope.CLUSTER, now - 100, 0)
+    action = harness.run(ActionName.CLUSTER_SCALE_OUT, cluster, {"count": 1})
+    assert action.status == "SUCCEEDED", action.status_reason
+    # The heartbeat pass finds the dead engine, forgets it, and runs its action again.
+    resumed = harness.wait(stuck)
+    assert resumed.status == "SUCCEEDED", resumed.status_reason
+    assert any(e.status == "RESUMED" for e in harness.events(cluster))
+    with harness.db.read() as session:
+        assert dead_engine not in session.scalars(select(EngineRow.id)).all()
