@@ -21,6 +21,8 @@ class RegionConfig(BaseModel):
     backend: Literal["sim"] = "sim"
     #: where the region's store lives (for the ``sim`` backend: a SQLite file or URL)
     url: str | None = None
+    #: test-only: seconds the ``sim`` backend sleeps before deleting a regional copy
+    delete_latency: float = Field(default=0.0, ge=0)
 
 
 class Settings(BaseSettings):
@@ -50,7 +52,13 @@ class Settings(BaseSettings):
     webhook_retries: int = 3
 
     regions: list[RegionConfig] = Field(default_factory=list)
-    deletion_stuck_after: float = 3600.0
+    #: a deletion older than this (seconds) may be purged by an admin
+    deletion_stuck_after: float = Field(default=3600.0, ge=0)
+    #: test-only: seconds CLUSTER_DELETE waits between the regional copies and the central row,
+    #: which widens the window in which an agent could resurrect a copy
+    deletion_regions_pause: float = Field(default=0.0, ge=0)
+    #: seconds between two reconciliation passes of ``herd agent``
+    agent_interval: float = Field(default=1.0, ge=0)
     #: test-only switch that turns tombstones off, to show the race test can fail
     tombstones_enabled: bool = True
 

@@ -23,6 +23,7 @@ from herd.api.routers import (
     cluster_actions,
     cluster_policies,
     clusters,
+    deletions,
     events,
     health,
     member_health,
@@ -84,6 +85,13 @@ def create_app(
         clock=clock or time.time,
     )
     run_engine = settings.run_engine if start_engine is None else start_engine
+    regions = None
+    if settings.regions:
+        from herd.regions import Regions
+
+        # The API purges copies of stuck deletions; the engine deletes copies in CLUSTER_DELETE.
+        regions = Regions.from_settings(settings)
+        services.extra["regions"] = regions
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -91,7 +99,11 @@ def create_app(
             from herd.engine.service import EngineService
 
             engine = EngineService(
-                settings, db, cast(Any, services.drivers), cast(Any, services.policies)
+                settings,
+                db,
+                cast(Any, services.drivers),
+                cast(Any, services.policies),
+                regions_delete=regions.delete_copies if regions is not None else None,
             )
             engine.start()
             services.engine = engine
@@ -101,6 +113,8 @@ def create_app(
             if services.engine is not None:
                 services.engine.stop()
                 services.engine = None
+            if regions is not None:
+                regions.close()
             if owns_database:
                 db.dispose()
 
@@ -126,6 +140,7 @@ def create_app(
         nodes,
         actions,
         events,
+        deletions,
     ):
         app.include_router(module.router)
     return app

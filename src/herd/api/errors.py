@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from herd import errors
@@ -147,8 +148,21 @@ async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(500, f"Unexpected error: {type(exc).__name__}", "InternalError")
 
 
+async def _integrity_error(_request: Request, exc: Exception) -> JSONResponse:
+    # A constraint caught what the request's own checks could not see: a concurrent
+    # change (e.g. a profile deleted while a cluster was being created with it).
+    log.info("integrity error: %s", exc)
+    return error_response(
+        409,
+        "The request conflicts with a concurrent change to the same resources; "
+        "read them again and retry.",
+        "Conflict",
+    )
+
+
 def install(app: FastAPI) -> None:
     app.add_exception_handler(errors.HerdError, _herd_error)
+    app.add_exception_handler(IntegrityError, _integrity_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected_error)

@@ -93,6 +93,8 @@ def cluster_view(
         "dependents": row.dependents or {},
         "nodes": node_ids,
         "policies": policy_ids,
+        # herd's addition: when the deletion started (None unless status is DELETING)
+        "deleted_at": isotime(row.deleted_at),
     }
 
 
@@ -124,6 +126,7 @@ def node_view(
         "health_marked_by": row.health_marked_by,
         "health_marked_at": isotime(row.health_marked_at),
         "health_generation": row.health_generation,
+        "deleted_at": isotime(row.deleted_at),
     }
     if version >= V1_13:
         body["tainted"] = row.tainted

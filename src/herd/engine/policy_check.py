@@ -78,7 +78,9 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
     if not applicable:
         return CheckResult(True)
     data["status"] = CheckStatus.OK.value
-    data["reason"] = ""
+    # An AFTER check keeps the BEFORE result ("Candidates generated", ...) unless a
+    # policy says something new, so the stored data reads as the spec shows it.
+    data["reason"] = str(data.get("reason") or "") if phase is Phase.AFTER else ""
     touched: list[str] = []
     for bound in applicable:
         policy_ctx = PolicyContext(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from typing import Any
 
 from sqlalchemy import select
 
@@ -21,9 +22,9 @@ from herd.drivers.base import ResourceRef
 from herd.engine.context import EngineContext
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store import events
-from herd.store.models import ActionRow, EngineRow, NodeRow, ProfileRow
-from herd.types import ACTIVE_ACTION_STATUSES, ActionStatus, NodeStatus
+from herd.store import events, tombstones
+from herd.store.models import ActionRow, ClusterRow, EngineRow, NodeRow, PolicyRow, ProfileRow
+from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus, NodeStatus
 
 log = logging.getLogger(__name__)
 
@@ -165,3 +166,64 @@ def fail_stuck_children(ctx: EngineContext) -> None:
                 ):
                     node.status = NodeStatus.ERROR.value
                     node.status_reason = "Interrupted: its action ended before it finished."
+
+
+_DELETABLE: dict[str, tuple[Any, ActionName | None]] = {
+    "cluster": (ClusterRow, ActionName.CLUSTER_DELETE),
+    "node": (NodeRow, ActionName.NODE_DELETE),
+    "profile": (ProfileRow, None),
+    "policy": (PolicyRow, None),
+}
+
+
+def resume_deletions(ctx: EngineContext) -> dict[str, int]:
+    """Make sure every tombstone is either being worked on, failed visibly, or gone.
+
+    Run at start-up after :func:`take_over` (which re-queues the deletions dead
+    engines were running). What is left: a tombstone whose resource row is gone
+    (removed), and a DELETING tombstone whose action ended without finishing the
+    deletion (timed out or cancelled): a new delete action is queued for it,
+    since a deletion that was accepted is never silently dropped.
+    """
+    counts = {"resumed": 0, "cleared": 0}
+    now = ctx.now()
+    with ctx.database.write() as session:
+        for tombstone in tombstones.list_all(session):
+            model, verb = _DELETABLE.get(tombstone.resource_type, (None, None))
+            row = session.get(model, tombstone.resource_id) if model is not None else None
+            if row is None:
+                session.delete(tombstone)
+                counts["cleared"] += 1
+                continue
+            if verb is None or tombstone.status != tombstones.TombstoneStatus.DELETING.value:
+                continue
+            action = session.get(ActionRow, tombstone.action_id) if tombstone.action_id else None
+            if action is not None and not ActionStatus(action.status).is_final:
+                continue
+            new = action_store.new_action(
+                action=verb,
+                target=row.id,
+                cluster_id=row.id if verb is ActionName.CLUSTER_DELETE else row.cluster_id,
+                project=row.project,
+                user=tombstone.requested_by,
+                cause=ActionCause.RPC,
+                inputs={"force": True},
+                now=now,
+            )
+            session.add(new)
+            tombstone.action_id = new.id
+            events.record(
+                session,
+                otype=tombstone.resource_type.upper(),
+                oid=row.id,
+                oname=row.name,
+                project=row.project,
+                cluster_id=new.cluster_id,
+                action=verb.value,
+                status="RESUMED",
+                reason="Deletion resumed: its previous action ended before it finished.",
+                level="WARNING",
+                now=now,
+            )
+            counts["resumed"] += 1
+    return counts

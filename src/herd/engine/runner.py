@@ -96,9 +96,13 @@ class ActionRunner:
                     raise LockBusy("Failed in locking cluster")
                 return
             node = session.get(NodeRow, ex.target)
-            shared = node is not None and node.cluster_id and ex.cause is ActionCause.RPC
-            if shared and not locks.acquire_cluster(
-                session, str(node.cluster_id), ex.id, LockScope.NODE, now, dead_before
+            cluster_id = node.cluster_id if node is not None else None
+            if (
+                cluster_id
+                and ex.cause is ActionCause.RPC
+                and not locks.acquire_cluster(
+                    session, cluster_id, ex.id, LockScope.NODE, now, dead_before
+                )
             ):
                 raise LockBusy("Failed in locking cluster")
             if node is not None and not locks.acquire_node(

@@ -15,6 +15,7 @@ import signal
 import socket
 import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -24,11 +25,16 @@ from herd.config import Settings
 from herd.engine.actions import handler_table
 from herd.engine.context import EngineContext
 from herd.engine.nodeops import NodeOperations
-from herd.engine.recovery import fail_stuck_children, reconcile_resources, take_over
+from herd.engine.recovery import (
+    fail_stuck_children,
+    reconcile_resources,
+    resume_deletions,
+    take_over,
+)
 from herd.engine.runner import ActionRunner
 from herd.store import actions as action_store
 from herd.store.database import Database
-from herd.store.models import EngineRow
+from herd.store.models import ClusterRow, EngineRow
 
 if TYPE_CHECKING:
     from herd.drivers.registry import DriverRegistry
@@ -48,6 +54,7 @@ class EngineService:
         policies: PolicyRegistry,
         *,
         engine_id: str | None = None,
+        regions_delete: Callable[[ClusterRow], str | None] | None = None,
     ) -> None:
         self.ctx = EngineContext(
             settings=settings,
@@ -55,6 +62,7 @@ class EngineService:
             drivers=drivers,
             policies=policies,
             engine_id=engine_id or str(uuid.uuid4()),
+            regions_delete=regions_delete,
         )
         self.workers = ThreadPoolExecutor(settings.engine_workers, thread_name_prefix="herd-action")
         self.child_pool = ThreadPoolExecutor(
@@ -86,6 +94,9 @@ class EngineService:
             )
         take_over(self.ctx)
         fail_stuck_children(self.ctx)
+        resumed = resume_deletions(self.ctx)
+        if any(resumed.values()):
+            log.warning("deletions: %s", resumed)
         counts = reconcile_resources(self.ctx)
         if any(counts.values()):
             log.warning("resource reconciliation: %s", counts)
@@ -163,12 +174,32 @@ class EngineService:
             self._wake.set()
 
 
-def build_engine(settings: Settings, database: Database) -> EngineService:
+def build_engine(
+    settings: Settings,
+    database: Database,
+    *,
+    regions_delete: Callable[[ClusterRow], str | None] | None = None,
+) -> EngineService:
+    """An engine with the default registries.
+
+    Args:
+        settings: the service settings.
+        database: the central store.
+        regions_delete: deletes a cluster's regional copies (``herd.regions.Regions
+            .delete_copies``). The region layer sits beside the engine, so the
+            caller (the API app, a test) builds it and hands it in. When regions
+            are configured and none is given, CLUSTER_DELETE fails with a reason
+            rather than leave copies behind.
+    """
     from herd.drivers.registry import default_driver_registry
     from herd.policies.registry import default_policy_registry
 
     return EngineService(
-        settings, database, default_driver_registry(settings.data_dir), default_policy_registry()
+        settings,
+        database,
+        default_driver_registry(settings.data_dir),
+        default_policy_registry(),
+        regions_delete=regions_delete,
     )
 
 

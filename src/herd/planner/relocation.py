@@ -264,7 +264,9 @@ def _failover(state: ClusterState, i: int, group: int, soft_default: bool) -> Re
     if code:
         state.attach(i, old_primary, old_secondary)
         mode = mode_of(code)
-        return f"{mode.value}: cannot fail over to secondary node {state.node_names[old_secondary]}"
+        why = " (offline or drained)" if state.offline[old_secondary] else ""
+        target_name = state.node_names[old_secondary]
+        return f"{mode.value}: cannot fail over to secondary node {target_name}{why}"
     state.attach(i, old_secondary, old_primary)
     return Relocation(
         i,

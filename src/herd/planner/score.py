@@ -116,7 +116,8 @@ class ScoreBase:
         self.sum2 = (rows * rows * online).sum(axis=1)
         self.penalty = float(figures.penalties().sum())
         self.location_exclusion = state.location_exclusion_score(scope)
-        self.position = {int(n): k for k, n in enumerate(scope.tolist())}
+        self.position = np.full(len(state.node_names), -1, dtype=np.int64)
+        self.position[scope] = np.arange(scope.size, dtype=np.int64)
         self._rows = rows
         self._penalties = figures.penalties()
         self._online = online
@@ -126,8 +127,9 @@ class ScoreBase:
 
     def old_columns(self, nodes: IntArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Current std rows, penalties and online mask of ``nodes`` (must be in scope)."""
-        idx = np.asarray([self.position[int(n)] for n in nodes.ravel().tolist()], dtype=np.int64)
-        idx = idx.reshape(nodes.shape)
+        idx = self.position[nodes]
+        if (idx < 0).any():
+            raise ValueError("node outside the scored scope")
         return self._rows[:, idx], self._penalties[idx], self._online[idx].astype(np.float64)
 
     def delta(self, nodes: IntArray, new: NodeFigures) -> tuple[FloatArray, FloatArray, FloatArray]:

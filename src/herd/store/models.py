@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     Boolean,
+    Connection,
     Float,
     ForeignKey,
     Index,
@@ -19,6 +20,8 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    delete,
+    event,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -255,3 +258,32 @@ class HookDeliveryRow(Base):
     last_error: Mapped[str] = mapped_column(Text, default="")
     sent_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     created_at: Mapped[float] = mapped_column(Float)
+
+
+def _drop_tombstone_with(model: type[Base], resource_type: str) -> None:
+    """Whoever deletes a resource row takes its tombstone in the same transaction.
+
+    Rows are removed from several places (node child actions, cluster deletion,
+    synchronous profile and policy deletes); hooking the mapper keeps "the
+    tombstone goes with the row" true for all of them, including code that does
+    not know tombstones exist.
+    """
+
+    def after_delete(_mapper: Any, connection: Connection, target: Any) -> None:
+        connection.execute(
+            delete(TombstoneRow).where(
+                TombstoneRow.resource_type == resource_type,
+                TombstoneRow.resource_id == target.id,
+            )
+        )
+
+    event.listen(model, "after_delete", after_delete)
+
+
+for _model, _kind in (
+    (ClusterRow, "cluster"),
+    (NodeRow, "node"),
+    (ProfileRow, "profile"),
+    (PolicyRow, "policy"),
+):
+    _drop_tombstone_with(_model, _kind)

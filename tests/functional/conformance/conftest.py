@@ -83,7 +83,7 @@ class Api:
     def cluster(self, size: int, *, one_by_one: bool = True, **fields: Any) -> str:
         """A cluster of ``size`` ACTIVE members; ``one_by_one`` gives them distinct ages."""
         profile = fields.pop("profile_id", None) or self.profile()
-        first = 1 if one_by_one and size else size
+        first = max(1, int(fields.get("min_size", 0))) if one_by_one and size else size
         body = {"name": fields.pop("name", "c"), "profile_id": profile, "desired_capacity": first}
         r = self.client.post("/v1/clusters", json={"cluster": body | fields}, headers=V)
         assert r.status_code == 202, r.text

@@ -12,7 +12,9 @@ def test_s2_default_count_is_one_then_count_two(api: Api, version: str) -> None:
     n = api.member_ids(cluster)  # oldest first
     api.attach(
         cluster,
-        deletion_spec(version, criteria="OLDEST_FIRST", grace_period=1, reduce_desired_capacity=False),
+        deletion_spec(
+            version, criteria="OLDEST_FIRST", grace_period=1, reduce_desired_capacity=False
+        ),
     )
     action = api.act(cluster, {"scale_in": {}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]

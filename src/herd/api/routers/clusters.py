@@ -13,6 +13,7 @@ from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.microversion import require
 from herd.api.services import clusters as service
+from herd.api.services import deletions
 from herd.api.services.common import location
 from herd.api.views import render_cluster, render_clusters, render_nodes
 from herd.store.lookup import find
@@ -31,6 +32,7 @@ LIST_SPEC = pagination.ListSpec(
     },
     default_sort=("init_at",),
     filters={"name": ClusterRow.name, "status": ClusterRow.status},
+    extra=frozenset({"region"}),
 )
 
 
@@ -38,8 +40,13 @@ LIST_SPEC = pagination.ListSpec(
 def list_clusters(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
+    query = select(ClusterRow).where(*deletions.agent_filter(ctx, "cluster"))
+    region = params.extra.get("region")
+    if region is not None:
+        # herd's addition: the clusters spanning a region (what a regional agent reconciles)
+        query = query.where(service.spans_region(services.database.is_sqlite, region))
     with services.database.read() as session:
-        rows = pagination.apply(session, select(ClusterRow), LIST_SPEC, params, scope)
+        rows = pagination.apply(session, query, LIST_SPEC, params, scope)
         return {"clusters": render_clusters(session, rows)}
 
 
@@ -56,6 +63,7 @@ def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) 
 def get_cluster(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
     with services.database.read() as session:
         row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
+        deletions.hide_from_agent(session, ctx, "cluster", row)
         return {"cluster": render_cluster(session, row)}
 
 
@@ -76,6 +84,9 @@ def delete_cluster(
 ) -> Response:
     with services.database.write() as session:
         action = service.delete_cluster(session, services, ctx, cluster_id, body)
+    if action is None:
+        # Already being deleted: nothing new was started (docs/deletion.md).
+        return Response(status_code=204)
     return Response(status_code=202, headers=location(action.id))
 
 
@@ -98,6 +109,7 @@ def collect_attrs(
     require(ctx.version, "1.2")
     with services.database.read() as session:
         cluster = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
+        deletions.hide_from_agent(session, ctx, "cluster", cluster)
         nodes = session.scalars(
             select(NodeRow).where(NodeRow.cluster_id == cluster.id).order_by(NodeRow.index)
         ).all()

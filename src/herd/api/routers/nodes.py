@@ -11,6 +11,7 @@ from sqlalchemy import select
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
+from herd.api.services import deletions
 from herd.api.services import nodes as service
 from herd.api.services.common import location
 from herd.api.views import render_nodes
@@ -47,7 +48,7 @@ def list_nodes(request: Request, services: ServicesDep, ctx: Context) -> dict[st
     scope = ctx.list_scope(params.global_project)
     details = _details(params.extra)
     with services.database.read() as session:
-        query = select(NodeRow)
+        query = select(NodeRow).where(*deletions.agent_filter(ctx, "node"))
         cluster_identity = params.extra.get("cluster_id")
         if cluster_identity:
             try:
@@ -56,6 +57,13 @@ def list_nodes(request: Request, services: ServicesDep, ctx: Context) -> dict[st
                 raise InvalidRequest(
                     f"Cannot find the given cluster: {cluster_identity}.", field="cluster_id"
                 ) from None
+            if deletions.agent_filter(ctx, "cluster"):
+                try:
+                    deletions.hide_from_agent(session, ctx, "cluster", cluster)
+                except NotFound:
+                    raise InvalidRequest(
+                        f"Cannot find the given cluster: {cluster_identity}.", field="cluster_id"
+                    ) from None
             query = query.where(NodeRow.cluster_id == cluster.id)
         rows = pagination.apply(session, query, LIST_SPEC, params, scope)
         return {"nodes": render_nodes(session, rows, ctx.version, details)}
@@ -75,6 +83,7 @@ def get_node(node_id: str, request: Request, services: ServicesDep, ctx: Context
     details = _details(dict(request.query_params))
     with services.database.read() as session:
         row = find(session, NodeRow, node_id, ctx.scope(), "node")
+        deletions.hide_from_agent(session, ctx, "node", row)
         return {"node": render_nodes(session, [row], ctx.version, details)[0]}
 
 
@@ -95,6 +104,9 @@ def delete_node(
 ) -> Response:
     with services.database.write() as session:
         action = service.delete_node(session, services, ctx, node_id, body)
+    if action is None:
+        # Already being deleted: nothing new was started (docs/deletion.md).
+        return Response(status_code=204)
     return Response(status_code=202, headers=location(action.id))
 
 

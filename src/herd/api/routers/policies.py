@@ -11,6 +11,7 @@ from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.microversion import require
+from herd.api.services import deletions
 from herd.api.services import profiles as service
 from herd.api.views import policy_view
 from herd.store.lookup import find
@@ -36,7 +37,13 @@ def list_policies(request: Request, services: ServicesDep, ctx: Context) -> dict
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
-        rows = pagination.apply(session, select(PolicyRow), LIST_SPEC, params, scope)
+        rows = pagination.apply(
+            session,
+            select(PolicyRow).where(*deletions.agent_filter(ctx, "policy")),
+            LIST_SPEC,
+            params,
+            scope,
+        )
         return {"policies": [policy_view(row) for row in rows]}
 
 
@@ -57,7 +64,9 @@ def validate_policy(services: ServicesDep, ctx: Context, body: Any = Body(None))
 @router.get("/{policy_id}")
 def get_policy(policy_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
     with services.database.read() as session:
-        return {"policy": policy_view(find(session, PolicyRow, policy_id, ctx.scope(), "policy"))}
+        row = find(session, PolicyRow, policy_id, ctx.scope(), "policy")
+        deletions.hide_from_agent(session, ctx, "policy", row)
+        return {"policy": policy_view(row)}
 
 
 @router.patch("/{policy_id}")

@@ -11,6 +11,7 @@ from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.microversion import require
+from herd.api.services import deletions
 from herd.api.services import profiles as service
 from herd.api.views import profile_view
 from herd.store.lookup import find
@@ -36,7 +37,13 @@ def list_profiles(request: Request, services: ServicesDep, ctx: Context) -> dict
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
-        rows = pagination.apply(session, select(ProfileRow), LIST_SPEC, params, scope)
+        rows = pagination.apply(
+            session,
+            select(ProfileRow).where(*deletions.agent_filter(ctx, "profile")),
+            LIST_SPEC,
+            params,
+            scope,
+        )
         return {"profiles": [profile_view(row) for row in rows]}
 
 
@@ -57,9 +64,9 @@ def validate_profile(services: ServicesDep, ctx: Context, body: Any = Body(None)
 @router.get("/{profile_id}")
 def get_profile(profile_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
     with services.database.read() as session:
-        return {
-            "profile": profile_view(find(session, ProfileRow, profile_id, ctx.scope(), "profile"))
-        }
+        row = find(session, ProfileRow, profile_id, ctx.scope(), "profile")
+        deletions.hide_from_agent(session, ctx, "profile", row)
+        return {"profile": profile_view(row)}
 
 
 @router.patch("/{profile_id}")

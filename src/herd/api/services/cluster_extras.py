@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
-from herd.api.microversion import APIVersion, require
+from herd.api.microversion import require
 from herd.api.services.common import get_int, reject_unknown
 from herd.domain.sizing import validate_scale_count
 from herd.errors import Conflict, InvalidRequest, NotFound, PolicyRejected
@@ -26,8 +26,6 @@ from herd.policies.preview import preview_scale_in
 from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
 from herd.store.snapshots import cluster_snapshot
 from herd.types import ActionName, ActionStatus
-
-V1_9 = APIVersion(1, 9)
 
 
 def _params(raw: Any, name: str) -> dict[str, Any]:
@@ -72,7 +70,7 @@ def _waiting_child(
 def complete_lifecycle(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> dict[str, Any]:
-    require(ctx.version, V1_9)
+    require(ctx.version, "1.9")
     action, params = _waiting_child(session, cluster, raw, "complete_lifecycle")
     reject_unknown(params, ("lifecycle_action_token", "lifecycle_action_result"))
     result = str(params.get("lifecycle_action_result", "CONTINUE")).upper()

@@ -5,19 +5,21 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import exists, select
+from sqlalchemy import ColumnElement, bindparam, exists, or_, select, text
 from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.errors import FeatureNotSupported
 from herd.api.microversion import APIVersion
+from herd.api.services import deletions
 from herd.api.services.common import (
     find_referenced,
     get_bool,
     get_int,
     get_map,
     get_name,
+    refuse_if_deleting,
     reject_unknown,
     require,
     submit,
@@ -26,7 +28,7 @@ from herd.api.services.common import (
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
 from herd.store.lookup import find
-from herd.store.models import ActionRow, BindingRow, ClusterRow, ProfileRow
+from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeRow, ProfileRow
 from herd.types import ActionName, ClusterStatus
 
 V1_6 = APIVersion(1, 6)
@@ -123,6 +125,8 @@ def update_cluster(
         data.pop("profile_only", None)
     reject_unknown(data, UPDATE_FIELDS)
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
+    deletions.hide_from_agent(session, ctx, "cluster", cluster)
+    refuse_if_deleting(session, "cluster", [cluster.id])
     if cluster.status == ClusterStatus.ERROR.value:
         raise FeatureNotSupported("Updating a cluster in error state is not supported.")
     inputs: dict[str, Any] = {}
@@ -180,29 +184,60 @@ def parse_force(body: Any, version: APIVersion) -> bool:
 
 def delete_cluster(
     session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
-) -> ActionRow:
+) -> ActionRow | None:
+    """Start a CLUSTER_DELETE; None (204) when the cluster's deletion is already under way."""
     force = parse_force(body, ctx.version)
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    if not force and cluster.status in BUSY_STATUSES:
-        raise ActionInProgress(f"The cluster '{cluster.id}' is in status {cluster.status}.")
-    if session.scalar(select(exists().where(BindingRow.cluster_id == cluster.id))):
-        raise ResourceInUse(
-            f"The cluster '{cluster.id}' cannot be deleted: there is still policy(s) "
-            "attached to it."
+    deletions.hide_from_agent(session, ctx, "cluster", cluster)
+
+    def validate(retry: bool) -> None:
+        if not force and not retry and cluster.status in BUSY_STATUSES:
+            raise ActionInProgress(f"The cluster '{cluster.id}' is in status {cluster.status}.")
+        if session.scalar(select(exists().where(BindingRow.cluster_id == cluster.id))):
+            raise ResourceInUse(
+                f"The cluster '{cluster.id}' cannot be deleted: there is still policy(s) "
+                "attached to it."
+            )
+        if cluster.dependents:
+            raise ResourceInUse(
+                f"The cluster '{cluster.id}' cannot be deleted: still depended by other "
+                "clusters and/or nodes."
+            )
+
+    def submit_action() -> ActionRow:
+        return submit(
+            session,
+            services,
+            ctx,
+            ActionName.CLUSTER_DELETE,
+            target=cluster.id,
+            cluster_id=cluster.id,
+            project=cluster.project,
+            inputs={"force": force},
+            timeout=cluster.timeout,
         )
-    if cluster.dependents:
-        raise ResourceInUse(
-            f"The cluster '{cluster.id}' cannot be deleted: still depended by other "
-            "clusters and/or nodes."
-        )
-    return submit(
-        session,
-        services,
-        ctx,
-        ActionName.CLUSTER_DELETE,
-        target=cluster.id,
-        cluster_id=cluster.id,
-        project=cluster.project,
-        inputs={"force": force},
-        timeout=cluster.timeout,
+
+    return deletions.start_delete(
+        session, services, ctx, "cluster", cluster, validate=validate, submit_action=submit_action
     )
+
+
+def spans_region(is_sqlite: bool, region: str) -> ColumnElement[bool]:
+    """Clusters with a member placed in ``region`` or with it in ``data['regions']``."""
+    member_region = NodeRow.data[("placement", "region_name")].as_string()
+    has_member = ClusterRow.id.in_(
+        select(NodeRow.cluster_id).where(member_region == region, NodeRow.cluster_id.is_not(None))
+    )
+    # JSON list membership has no portable SQL; each dialect gets its own clause.
+    if is_sqlite:
+        recorded = text(
+            "EXISTS (SELECT 1 FROM json_each(clusters.data, '$.regions') AS r "
+            "WHERE r.value = :region_name)"
+        )
+    else:
+        recorded = text(
+            "(CAST(clusters.data AS jsonb) -> 'regions') "
+            "@> jsonb_build_array(CAST(:region_name AS text))"
+        )
+    recorded = recorded.bindparams(bindparam("region_name", region))
+    return or_(has_member, recorded)

@@ -9,7 +9,8 @@ from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
-from herd.errors import ActionConflict, InvalidRequest, NotFound, ResourceLocked
+from herd.errors import ActionConflict, InvalidRequest, NotFound, ResourceDeleting, ResourceLocked
+from herd.store import tombstones
 from herd.store.actions import active_actions_on, new_action
 from herd.store.locks import cluster_lock_holders, node_lock_holder
 from herd.store.lookup import Scope, find
@@ -138,11 +139,43 @@ def find_referenced(
     if not isinstance(identity, str) or not identity:
         raise InvalidRequest(f"The specified {kind} '{identity}' could not be found.", field=kind)
     try:
-        return find(session, model, identity, scope, kind)
+        row = find(session, model, identity, scope, kind)
     except NotFound:
         raise InvalidRequest(
             f"The specified {kind} '{identity}' could not be found.", field=f"{kind}_id"
         ) from None
+    refuse_if_deleting(session, kind, [row.id])
+    return row
+
+
+def refuse_if_deleting(session: Session, kind: str, ids: Iterable[str | None]) -> None:
+    """Creating or changing anything that refers to a tombstoned resource is a 409."""
+    found = tombstones.tombstoned(session, kind, [i for i in ids if i])
+    if found:
+        first = sorted(found)[0]
+        raise ResourceDeleting(
+            f"The {kind} '{first}' is being deleted: it cannot be used or changed.",
+            resource_type=kind,
+            resource_id=first,
+        )
+
+
+def _referenced_ids(inputs: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Resources an action's inputs name (policy to attach, nodes to add or swap, profile)."""
+    nodes: list[str] = []
+    for key in ("nodes", "candidates"):
+        value = inputs.get(key)
+        if isinstance(value, Mapping):
+            nodes += [str(k) for k in value] + [str(v) for v in value.values()]
+        elif isinstance(value, list | tuple):
+            nodes += [str(v) for v in value]
+    policy = inputs.get("policy_id")
+    profile = inputs.get("profile_id")
+    return {
+        "node": nodes,
+        "policy": [str(policy)] if policy else [],
+        "profile": [str(profile)] if profile else [],
+    }
 
 
 def check_fail_fast(session: Session, action: ActionName, target: str, dead_before: float) -> None:
@@ -182,7 +215,17 @@ def submit(
     timeout: int | None = None,
     check: bool = True,
 ) -> ActionRow:
-    """Run the fail-fast checks and add a READY action row for the engine."""
+    """Run the fail-fast checks and add a READY action row for the engine.
+
+    Every action but a delete is refused (409) while its target, its cluster or a
+    resource its inputs name is being deleted.
+    """
+    if action not in LOCK_BYPASS:
+        target_kind = "cluster" if action.is_cluster_action else "node"
+        refuse_if_deleting(session, target_kind, [target])
+        refuse_if_deleting(session, "cluster", [cluster_id])
+        for kind, ids in _referenced_ids(inputs or {}).items():
+            refuse_if_deleting(session, kind, ids)
     if check:
         check_fail_fast(session, action, target, services.dead_before())
     row = new_action(

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import APIVersion
+from herd.api.services import deletions
 from herd.api.services.cluster_actions import recover_inputs, single_action
 from herd.api.services.clusters import parse_force
 from herd.api.services.common import (
@@ -19,6 +20,7 @@ from herd.api.services.common import (
     get_map,
     get_name,
     get_str,
+    refuse_if_deleting,
     reject_unknown,
     require,
     submit,
@@ -115,6 +117,9 @@ def update_node(
         data.pop("tainted", None)
     reject_unknown(data, ("name", "profile_id", "role", "metadata", "tainted"))
     node = find(session, NodeRow, identity, ctx.scope(), "node")
+    deletions.hide_from_agent(session, ctx, "node", node)
+    refuse_if_deleting(session, "node", [node.id])
+    refuse_if_deleting(session, "cluster", [node.cluster_id])
     inputs: dict[str, Any] = {}
     if data.get("name") is not None:
         name = get_name(data)
@@ -156,25 +161,37 @@ def update_node(
 
 def delete_node(
     session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
-) -> ActionRow:
+) -> ActionRow | None:
+    """Start a NODE_DELETE; None (204) when the node's deletion is already under way."""
     force = parse_force(body, ctx.version)
     node = find(session, NodeRow, identity, ctx.scope(), "node")
-    if node.dependents:
-        raise ResourceInUse(
-            f"The node '{node.id}' cannot be deleted: still depended by other clusters "
-            "and/or nodes."
+    deletions.hide_from_agent(session, ctx, "node", node)
+    # Its cluster's deletion takes the node with it; a second deleter would fight it for the lock.
+    refuse_if_deleting(session, "cluster", [node.cluster_id])
+
+    def validate(retry: bool) -> None:
+        if node.dependents:
+            raise ResourceInUse(
+                f"The node '{node.id}' cannot be deleted: still depended by other clusters "
+                "and/or nodes."
+            )
+        if not force and not retry and node.status in BUSY_STATUSES:
+            raise ActionInProgress(f"The node '{node.id}' is in status {node.status}.")
+
+    def submit_action() -> ActionRow:
+        return submit(
+            session,
+            services,
+            ctx,
+            ActionName.NODE_DELETE,
+            target=node.id,
+            cluster_id=node.cluster_id,
+            project=node.project,
+            inputs={"force": force},
         )
-    if not force and node.status in BUSY_STATUSES:
-        raise ActionInProgress(f"The node '{node.id}' is in status {node.status}.")
-    return submit(
-        session,
-        services,
-        ctx,
-        ActionName.NODE_DELETE,
-        target=node.id,
-        cluster_id=node.cluster_id,
-        project=node.project,
-        inputs={"force": force},
+
+    return deletions.start_delete(
+        session, services, ctx, "node", node, validate=validate, submit_action=submit_action
     )
 
 
@@ -186,6 +203,7 @@ def node_action(
 ) -> ActionRow:
     name, params = single_action(body, NODE_ACTIONS)
     node = find(session, NodeRow, identity, ctx.scope(), "node")
+    deletions.hide_from_agent(session, ctx, "node", node)
     if name == "check":
         if params is not None and not isinstance(params, dict):
             raise InvalidRequest("The data provided for 'check' is not a map", field="check")

@@ -12,7 +12,15 @@ from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
-from herd.api.services.common import get_map, get_name, get_str, reject_unknown, unwrap
+from herd.api.services import deletions
+from herd.api.services.common import (
+    get_map,
+    get_name,
+    get_str,
+    refuse_if_deleting,
+    reject_unknown,
+    unwrap,
+)
 from herd.errors import InvalidSpec, NotFound, ResourceInUse
 from herd.store.events import record
 from herd.store.lookup import find
@@ -119,6 +127,8 @@ def update_profile(
     data = unwrap(body, "profile")
     reject_unknown(data, ("name", "metadata"))
     row = find(session, ProfileRow, identity, ctx.scope(), "profile")
+    deletions.hide_from_agent(session, ctx, "profile", row)
+    refuse_if_deleting(session, "profile", [row.id])
     name = get_str(data, "name")
     metadata = get_map(data, "metadata")
     if name is not None:
@@ -141,13 +151,13 @@ def delete_profile(
             | exists().where(NodeRow.profile_id == row.id)
         )
     )
+    in_use = (
+        f"The profile '{row.id}' cannot be deleted: still referenced by some clusters and/or nodes."
+    )
     if used:
-        raise ResourceInUse(
-            f"The profile '{row.id}' cannot be deleted: still referenced by some clusters "
-            "and/or nodes."
-        )
+        raise ResourceInUse(in_use)
     _event(session, services, ctx, "profile", row, "PROFILE_DELETE")
-    session.delete(row)
+    deletions.delete_now(session, services, ctx, "profile", row, in_use)
 
 
 def parse_policy_spec(services: Services, data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -207,6 +217,8 @@ def update_policy(
     data = unwrap(body, "policy")
     reject_unknown(data, ("name",))
     row = find(session, PolicyRow, identity, ctx.scope(), "policy")
+    deletions.hide_from_agent(session, ctx, "policy", row)
+    refuse_if_deleting(session, "policy", [row.id])
     if data.get("name") is not None:
         row.name = get_name(data)
         row.updated_at = services.now()
@@ -216,12 +228,11 @@ def update_policy(
 
 def delete_policy(session: Session, services: Services, ctx: RequestContext, identity: str) -> None:
     row = find(session, PolicyRow, identity, ctx.scope(), "policy")
+    in_use = f"The policy '{row.id}' cannot be deleted: still attached to some clusters."
     if session.scalar(select(exists().where(BindingRow.policy_id == row.id))):
-        raise ResourceInUse(
-            f"The policy '{row.id}' cannot be deleted: still attached to some clusters."
-        )
+        raise ResourceInUse(in_use)
     _event(session, services, ctx, "policy", row, "POLICY_DELETE")
-    session.delete(row)
+    deletions.delete_now(session, services, ctx, "policy", row, in_use)
 
 
 def policy_type_detail(services: Services, name: str) -> dict[str, Any]:

@@ -12,15 +12,46 @@ from herd.engine.clusters import eval_status, load_cluster, members, placements,
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
 from herd.store import actions as action_store
+from herd.store import tombstones
 from herd.store.models import (
     BindingRow,
     ClusterLockRow,
     ClusterRow,
+    NodeRow,
     PolicyRow,
     ProfileRow,
     TombstoneRow,
 )
 from herd.types import ClusterStatus
+
+
+def member_regions(nodes: list[NodeRow]) -> set[str]:
+    """Regions the members were placed in (``data.placement.region_name``)."""
+    found = set()
+    for node in nodes:
+        region = ((node.data or {}).get("placement") or {}).get("region_name")
+        if region:
+            found.add(str(region))
+    return found
+
+
+def record_regions(ex: ActionExecution, cluster_id: str) -> list[str]:
+    """Add the members' regions to ``cluster.data['regions']`` and return the full list.
+
+    The list only grows: a cluster keeps "spanning" a region after its members
+    there are gone, so agents keep seeing it (and central keeps deleting its
+    copy there) until the cluster itself is gone.
+    """
+    nodes = members(ex, cluster_id)
+    with ex.ctx.database.write() as session:
+        row = session.get(ClusterRow, cluster_id)
+        if row is None:
+            return []
+        known = set((row.data or {}).get("regions") or [])
+        merged = sorted(known | member_regions(nodes))
+        if merged != sorted(known):
+            row.data = {**(row.data or {}), "regions": merged}
+        return merged
 
 
 class LifecycleHandlers:
@@ -45,6 +76,7 @@ class LifecycleHandlers:
                 )
         results = self.nodeops.run(ex)
         ex.outputs["nodes_added"] = sorted(results.succeeded)
+        record_regions(ex, cluster.id)
         if cluster.created_at is None:
             update_cluster(ex, cluster.id, created_at=ex.ctx.now())
         eval_status(ex, cluster.id)
@@ -62,6 +94,9 @@ class LifecycleHandlers:
         )
         with ex.ctx.database.write() as session:
             session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster.id))
+        # Remember where the members were before they go: the regional copies are
+        # deleted after the members, and agents list clusters by region meanwhile.
+        regions = record_regions(ex, cluster.id)
         node_ids = [node.id for node in members(ex, cluster.id)]
         plan = RemovalPlan(node_ids, True, 0.0, True, None)
         results = remove_nodes(ex, self.nodeops, plan)
@@ -70,12 +105,17 @@ class LifecycleHandlers:
             self._keep_tombstone(ex, cluster.id, reason)
             update_cluster(ex, cluster.id, status=ClusterStatus.ERROR.value, status_reason=reason)
             return Outcome.failed(reason)
-        error = ex.ctx.regions_delete(cluster) if ex.ctx.regions_delete else None
+        error = self._delete_regional_copies(ex, cluster.id, regions)
         if error:
             reason = f"Failed in deleting regional copies: {error}"
             self._keep_tombstone(ex, cluster.id, reason)
             update_cluster(ex, cluster.id, status=ClusterStatus.ERROR.value, status_reason=reason)
             return Outcome.failed(reason)
+        pause = ex.ctx.settings.deletion_regions_pause
+        if pause > 0:
+            # Test-only: hold the window between "copies gone" and "central row gone"
+            # open, where an agent without tombstones would resurrect a copy.
+            ex.ctx.sleep(pause)
         with ex.ctx.database.write() as session:
             # The row and its tombstone go together, so nothing can see one without the other.
             session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster.id))
@@ -89,16 +129,22 @@ class LifecycleHandlers:
                 session.delete(row)
         return Outcome.ok("Cluster deletion succeeded.")
 
+    def _delete_regional_copies(
+        self, ex: ActionExecution, cluster_id: str, regions: list[str]
+    ) -> str | None:
+        if ex.ctx.regions_delete is None:
+            if regions and ex.ctx.settings.regions:
+                return (
+                    "this engine has no region backends; run it from 'herd serve' "
+                    "or pass regions_delete to build_engine"
+                )
+            return None
+        # Reload: record_regions changed data['regions'] after the first load.
+        return ex.ctx.regions_delete(load_cluster(ex, cluster_id))
+
     def _keep_tombstone(self, ex: ActionExecution, cluster_id: str, reason: str) -> None:
         with ex.ctx.database.write() as session:
-            tombstone = session.scalar(
-                select(TombstoneRow).where(
-                    TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == cluster_id
-                )
-            )
-            if tombstone is not None:
-                tombstone.status = "ERROR"
-                tombstone.reason = reason
+            tombstones.mark_error(session, "cluster", cluster_id, reason)
 
     def update(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)

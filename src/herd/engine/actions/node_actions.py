@@ -11,6 +11,7 @@ from herd.engine.clusters import eval_status, load_cluster
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
 from herd.store import actions as action_store
+from herd.store import tombstones
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
@@ -60,6 +61,8 @@ class NodeHandlers:
     def delete(self, ex: ActionExecution) -> Outcome:
         node = _node(ex)
         if node is None:
+            with ex.ctx.database.write() as session:
+                tombstones.remove(session, "node", ex.target)
             return Outcome.ok("Node already deleted.")
         cluster_id = node.cluster_id
         desired: int | None = None
@@ -79,6 +82,7 @@ class NodeHandlers:
                 ex.ctx.settings.max_nodes_per_cluster,
             )
             if error:
+                self._refused(ex, node, error)
                 return Outcome.failed(error)
             desired = count - 1
         # NODE_DELETE always destroys (Senlin); the policy may add grace, hooks and reduce.
@@ -91,10 +95,33 @@ class NodeHandlers:
             reduce = plan.reduce_desired_capacity and results.ok and not results.abandoned
             eval_status(ex, cluster_id, desired=desired if reduce else None)
         if results.abandoned:
-            return Outcome.failed("Node deletion abandoned by its lifecycle hook: node kept.")
+            return self._failed(
+                ex, node.id, "Node deletion abandoned by its lifecycle hook: node kept."
+            )
         if not results.ok:
-            return Outcome.failed("Node deletion failed: " + results.reason())
+            return self._failed(ex, node.id, "Node deletion failed: " + results.reason())
+        # The node row went with its tombstone (models.py); this only clears one left
+        # by a deletion that ended in between (e.g. an engine stopped after the row went).
+        with ex.ctx.database.write() as session:
+            if session.get(NodeRow, node.id) is None:
+                tombstones.remove(session, "node", node.id)
         return Outcome.ok("Node deleted successfully.")
+
+    def _refused(self, ex: ActionExecution, node: NodeRow, reason: str) -> None:
+        """Nothing was deleted: take the tombstone away and give the node its state back."""
+        with ex.ctx.database.write() as session:
+            tombstones.remove(session, "node", node.id)
+            row = session.get(NodeRow, node.id)
+            if row is not None and row.status == NodeStatus.DELETING.value:
+                row.status = (NodeStatus.ACTIVE if row.physical_id else NodeStatus.ERROR).value
+                row.status_reason = reason
+                row.deleted_at = None
+
+    def _failed(self, ex: ActionExecution, node_id: str, reason: str) -> Outcome:
+        """A failed deletion keeps the node's tombstone (ERROR): agents still get 404."""
+        with ex.ctx.database.write() as session:
+            tombstones.mark_error(session, "node", node_id, reason)
+        return Outcome.failed(reason)
 
     def update(self, ex: ActionExecution) -> Outcome:
         node = _node(ex)

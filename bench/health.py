@@ -1,0 +1,124 @@
+"""Mark-unhealthy throughput: ``PATCH /v1/clusters/<c>/nodes/<n>`` through ``herd serve``.
+
+Requests per second and p99 latency with 32 concurrent clients against ``herd serve`` on
+SQLite, beside a bare FastAPI ``PATCH /bare/{item}`` endpoint (same uvicorn, same body,
+same load generator) in the same run; the ratio is the figure. Two herd rows: every call on
+one member (all writers on one row lock), and calls spread over 20 members (httpx load,
+one URL per client).
+
+Run: ``.venv/bin/python bench/health.py [--seconds 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import LoadResult, bare_fastapi_server, herd_server, load, table
+
+HEADERS = {"OpenStack-API-Version": "clustering 1.14"}
+BODY = json.dumps({"mark_unhealthy": True, "resource_status_reason": "bench"})
+CONNECTIONS = 32
+MEMBERS = 20
+
+
+def wait_action(client: httpx.Client, location: str, timeout: float = 120) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        if client.get(location).json()["action"]["status"] in ("SUCCEEDED", "FAILED"):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{location} did not finish")
+
+
+async def _spread(urls: list[str], seconds: float) -> LoadResult:
+    """Like ``common.load`` with httpx, but client ``i`` always patches ``urls[i % len]``."""
+    latencies: list[float] = []
+    errors = 0
+    end = time.perf_counter() + seconds
+    limits = httpx.Limits(max_connections=CONNECTIONS, max_keepalive_connections=CONNECTIONS)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+
+        async def worker(url: str) -> None:
+            nonlocal errors
+            while time.perf_counter() < end:
+                start = time.perf_counter()
+                response = await client.patch(
+                    url, content=BODY, headers={"Content-Type": "application/json"}
+                )
+                latencies.append(time.perf_counter() - start)
+                errors += response.status_code >= 300
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(urls[i % len(urls)]) for i in range(CONNECTIONS)))
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+    p50 = latencies[len(latencies) // 2] * 1000
+    p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] * 1000
+    return LoadResult(len(latencies), elapsed, p50, p99, errors)
+
+
+def measure(seconds: float) -> list[list[object]]:
+    with tempfile.TemporaryDirectory(prefix="herd-bench-") as tmp:
+        server = herd_server(Path(tmp) / "data")
+        bare = bare_fastapi_server()
+        try:
+            client = httpx.Client(base_url=server.url, headers=HEADERS, timeout=60)
+            spec = {"type": "herd.sim", "version": "1.0", "properties": {}}
+            profile = client.post(
+                "/v1/profiles", json={"profile": {"name": "sim", "spec": spec}}
+            ).json()
+            created = client.post(
+                "/v1/clusters",
+                json={
+                    "cluster": {
+                        "name": "bench",
+                        "profile_id": profile["profile"]["id"],
+                        "desired_capacity": MEMBERS,
+                    }
+                },
+            )
+            wait_action(client, created.headers["Location"])
+            cluster = created.json()["cluster"]["id"]
+            nodes = client.get("/v1/nodes", params={"cluster_id": cluster}).json()["nodes"]
+            urls = [f"{server.url}/v1/clusters/{cluster}/nodes/{n['id']}" for n in nodes]
+            one, generator = load(urls[0], method="PATCH", body=BODY, seconds=seconds)
+            spread = asyncio.run(_spread(urls, seconds))
+            bare_result, _ = load(f"{bare.url}/bare/x", method="PATCH", body=BODY, seconds=seconds)
+        finally:
+            server.stop()
+            bare.stop()
+    rows: list[list[object]] = []
+    for label, result, gen in (
+        ("herd PATCH mark_unhealthy, 1 member", one, generator),
+        (f"herd PATCH mark_unhealthy, {MEMBERS} members", spread, "httpx"),
+        ("bare FastAPI PATCH", bare_result, generator),
+    ):
+        ratio = result.rps / bare_result.rps if bare_result.rps else 0.0
+        rows.append(
+            [label, gen, result.rps, result.p50_ms, result.p99_ms, result.errors, f"{ratio:.2f}"]
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    table(
+        f"PATCH mark_unhealthy, {CONNECTIONS} concurrent clients, SQLite",
+        ["endpoint", "load", "req/s", "p50 ms", "p99 ms", "errors", "ratio to bare"],
+        measure(args.seconds),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The regional agent: reconciles one region's copies with central (``herd agent``)."""

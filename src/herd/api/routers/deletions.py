@@ -1,0 +1,30 @@
+"""``/v1/deletions``: the tombstones of resources being deleted (admin only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from herd.api.auth import Context
+from herd.api.deps import ServicesDep
+from herd.api.services import deletions as service
+
+router = APIRouter(prefix="/v1/deletions", tags=["deletions"])
+
+
+@router.get("")
+def list_deletions(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    with services.database.read() as session:
+        params = dict(request.query_params)
+        return {"deletions": service.list_deletions(session, services, ctx, params)}
+
+
+@router.delete("/{resource_type}/{resource_id}")
+def purge_deletion(
+    resource_type: str, resource_id: str, request: Request, services: ServicesDep, ctx: Context
+) -> dict[str, Any]:
+    force = request.query_params.get("force")
+    with services.database.write() as session:
+        result = service.purge(session, services, ctx, resource_type, resource_id, force)
+    return service.purge_status(result)

@@ -1,0 +1,321 @@
+"""Reliable deletion: tombstones on DELETE, what agents and users see, and the admin endpoints.
+
+See docs/deletion.md. In short: a DELETE inserts the resource's tombstone with
+a unique-constraint INSERT in the transaction that marks the resource DELETING
+and stores its delete action. While the tombstone exists agents get 404, users
+see the resource with status DELETING, and a repeated DELETE starts nothing
+(204) unless the deletion failed (202, retried). ``tombstones_enabled=False``
+(test-only) turns all of it off: no tombstone is written, so nothing is hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, delete, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from herd.api.auth import RequestContext
+from herd.api.deps import Services
+from herd.api.pagination import parse_bool
+from herd.errors import Conflict, Forbidden, InvalidRequest, NotFound, ResourceInUse
+from herd.store import events, tombstones
+from herd.store.locks import release_all
+from herd.store.models import (
+    ActionRow,
+    BindingRow,
+    ClusterLockRow,
+    ClusterRow,
+    NodeRow,
+    PolicyRow,
+    ProfileRow,
+    TombstoneRow,
+)
+from herd.types import ActionStatus
+
+MODELS: dict[str, Any] = {
+    "cluster": ClusterRow,
+    "node": NodeRow,
+    "profile": ProfileRow,
+    "policy": PolicyRow,
+}
+
+
+def enabled(services: Services) -> bool:
+    return services.settings.tombstones_enabled
+
+
+# -- what callers see ----------------------------------------------------------------------
+
+
+def hide_from_agent(session: Session, ctx: RequestContext, kind: str, row: Any) -> None:
+    """Agents get 404 for a resource being deleted (or a node of a cluster being deleted)."""
+    if not ctx.is_agent:
+        return
+    if tombstones.tombstoned(session, kind, [row.id]):
+        raise NotFound(kind, row.id)
+    cluster_id = getattr(row, "cluster_id", None) if kind == "node" else None
+    if cluster_id and tombstones.tombstoned(session, "cluster", [cluster_id]):
+        raise NotFound(kind, row.id)
+
+
+def agent_filter(ctx: RequestContext, kind: str) -> list[ColumnElement[bool]]:
+    """WHERE clauses that leave tombstoned resources out of an agent's lists."""
+    if not ctx.is_agent:
+        return []
+    model = MODELS[kind]
+    clauses = [tombstones.absent(kind, model.id)]
+    if kind == "node":
+        clauses.append(tombstones.absent("cluster", NodeRow.cluster_id))
+    return clauses
+
+
+# -- DELETE ----------------------------------------------------------------------------------
+
+
+def _in_progress(session: Session, tombstone: TombstoneRow) -> bool:
+    if tombstone.status != tombstones.TombstoneStatus.DELETING.value:
+        return False
+    action = session.get(ActionRow, tombstone.action_id) if tombstone.action_id else None
+    return action is not None and not ActionStatus(action.status).is_final
+
+
+def start_delete(
+    session: Session,
+    services: Services,
+    ctx: RequestContext,
+    kind: str,
+    row: Any,
+    *,
+    validate: Callable[[bool], None],
+    submit_action: Callable[[], ActionRow],
+) -> ActionRow | None:
+    """Start an asynchronous deletion; return its action, or None when one is in progress.
+
+    ``validate(retry)`` raises for a refused delete (busy, in use); a retry of a
+    failed deletion skips the busy-status checks, since the failed deletion left
+    the status behind. ``submit_action()`` adds the delete action to the session.
+    """
+    if not enabled(services):
+        validate(False)
+        return submit_action()
+    existing = tombstones.get(session, kind, row.id)
+    if existing is None:
+        validate(False)
+        now = services.now()
+        inserted = tombstones.insert(
+            session,
+            resource_type=kind,
+            resource_id=row.id,
+            project=row.project,
+            requested_by=ctx.user,
+            action_id=None,
+            now=now,
+        )
+        if inserted:
+            action = submit_action()
+            tombstones.set_action(session, kind, row.id, action.id)
+            row.status, row.status_reason, row.deleted_at = "DELETING", "Deletion requested.", now
+            row.updated_at = now
+            return action
+        # Lost the race: the winner's tombstone is committed and visible now.
+        existing = tombstones.get(session, kind, row.id)
+        if existing is None:
+            raise NotFound(kind, row.id)
+    if _in_progress(session, existing):
+        return None
+    validate(True)
+    action = submit_action()
+    if not tombstones.restart(session, kind, row.id, action.id):
+        session.expunge(action)  # another request retried it first
+        return None
+    row.status, row.status_reason = "DELETING", "Deletion retried."
+    row.updated_at = services.now()
+    return action
+
+
+def delete_now(
+    session: Session,
+    services: Services,
+    ctx: RequestContext,
+    kind: str,
+    row: Any,
+    in_use: str,
+) -> None:
+    """Synchronous delete (profiles, policies): tombstone, row and tombstone in one transaction.
+
+    Nothing outside the transaction ever sees this tombstone; it makes two
+    concurrent deletes of the same row meet on the unique constraint (the loser
+    waits for the winner on PostgreSQL, then finds the row gone and answers 204
+    too). A reference added concurrently (a cluster created with this profile)
+    fails the foreign key: that is the same 409 as an existing reference.
+    """
+    model = MODELS[kind]
+    try:
+        with session.begin_nested():
+            if enabled(services):
+                tombstones.insert(
+                    session,
+                    resource_type=kind,
+                    resource_id=row.id,
+                    project=row.project,
+                    requested_by=ctx.user,
+                    action_id=None,
+                    now=services.now(),
+                )
+            # Core statements: the mapper hook does not fire, so the tombstone goes explicitly.
+            session.execute(delete(model).where(model.id == row.id))
+            tombstones.remove(session, kind, row.id)
+    except IntegrityError:
+        raise ResourceInUse(in_use) from None
+
+
+# -- administration --------------------------------------------------------------------------
+
+
+def require_admin(ctx: RequestContext) -> None:
+    if not ctx.is_admin:
+        raise Forbidden("You are not authorized to complete this operation.")
+
+
+def tombstone_view(row: TombstoneRow, now: float) -> dict[str, Any]:
+    from herd.api.views import isotime
+
+    return {
+        "resource_type": row.resource_type,
+        "resource_id": row.resource_id,
+        "project": row.project,
+        "deleted_at": isotime(row.deleted_at),
+        "age": round(max(now - row.deleted_at, 0.0), 3),
+        "status": row.status,
+        "reason": row.reason,
+        "action_id": row.action_id,
+        "requested_by": row.requested_by,
+    }
+
+
+def list_deletions(
+    session: Session, services: Services, ctx: RequestContext, params: dict[str, str]
+) -> list[dict[str, Any]]:
+    require_admin(ctx)
+    unknown = sorted(set(params) - {"resource_type"})
+    if unknown:
+        raise InvalidRequest(f"Invalid parameter {unknown[0]}", field=unknown[0])
+    kind = params.get("resource_type")
+    if kind is not None and kind not in MODELS:
+        raise _bad_type(kind)
+    now = services.now()
+    return [tombstone_view(row, now) for row in tombstones.list_all(session, kind)]
+
+
+def _bad_type(kind: str) -> InvalidRequest:
+    allowed = ", ".join(MODELS)
+    return InvalidRequest(
+        f"Invalid value '{kind}' specified for 'resource_type': must be one of {allowed}.",
+        field="resource_type",
+    )
+
+
+@dataclass
+class PurgeResult:
+    tombstone: dict[str, Any]
+    cleaned: list[str]
+
+
+def purge(
+    session: Session,
+    services: Services,
+    ctx: RequestContext,
+    kind: str,
+    resource_id: str,
+    force: str | None,
+) -> PurgeResult:
+    """Clear a stuck deletion after cleaning what can be cleaned, with an event."""
+    require_admin(ctx)
+    if kind not in MODELS:
+        raise _bad_type(kind)
+    if force is None or not parse_bool("force", force):
+        raise InvalidRequest(
+            "Purging a deletion needs force=true: it removes the tombstone of a deletion "
+            "that did not finish.",
+            field="force",
+        )
+    tombstone = tombstones.get(session, kind, resource_id)
+    if tombstone is None:
+        raise NotFound("deletion", f"{kind}/{resource_id}")
+    now = services.now()
+    limit = services.settings.deletion_stuck_after
+    age = now - tombstone.deleted_at
+    if age < limit:
+        raise Conflict(
+            f"The deletion of {kind} '{resource_id}' is not stuck: it started {age:.0f}s ago "
+            f"and only deletions older than deletion_stuck_after ({limit:g}s) can be purged.",
+            resource_type=kind,
+            resource_id=resource_id,
+        )
+    view = tombstone_view(tombstone, now)
+    cleaned = _clean(session, services, kind, resource_id, tombstone.action_id, now)
+    row = session.get(MODELS[kind], resource_id)
+    tombstones.remove(session, kind, resource_id)
+    events.record(
+        session,
+        otype=kind.upper(),
+        oid=resource_id,
+        oname=getattr(row, "name", "") if row is not None else "",
+        project=tombstone.project,
+        user=ctx.user,
+        cluster_id=resource_id if kind == "cluster" else None,
+        action="DELETION_PURGE",
+        status="PURGED",
+        reason=f"Stuck deletion purged by an administrator; cleaned: {', '.join(cleaned)}.",
+        level="WARNING",
+        now=now,
+        meta={"tombstone": view, "cleaned": cleaned},
+    )
+    if row is not None:
+        session.delete(row)
+        cleaned.append(f"{kind} row")
+    return PurgeResult(view, cleaned)
+
+
+def _clean(
+    session: Session,
+    services: Services,
+    kind: str,
+    resource_id: str,
+    action_id: str | None,
+    now: float,
+) -> list[str]:
+    """Stop the deletion's action and remove what depends on the resource."""
+    cleaned: list[str] = []
+    action = session.get(ActionRow, action_id) if action_id else None
+    if action is not None and not ActionStatus(action.status).is_final:
+        action.status = ActionStatus.CANCELLED.value
+        action.status_reason = "Cancelled: its deletion was purged by an administrator."
+        action.end_time = action.updated_at = now
+        release_all(session, action.id)
+        cleaned.append(f"action {action.id} cancelled")
+    if kind != "cluster":
+        return cleaned
+    regions = services.extra.get("regions")
+    if regions is not None:
+        error = regions.delete_copies(ClusterRow(id=resource_id))
+        cleaned.append("regional copies" if error is None else f"regional copies failed ({error})")
+    session.execute(delete(BindingRow).where(BindingRow.cluster_id == resource_id))
+    session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == resource_id))
+    # Members become orphan nodes: their real resources may still exist, so their rows stay.
+    orphaned = session.execute(
+        update(NodeRow)
+        .where(NodeRow.cluster_id == resource_id)
+        .values(cluster_id=None, index=-1, status_reason="Its cluster was purged.")
+        .execution_options(synchronize_session=False)
+    )
+    cleaned.append(f"{int(orphaned.rowcount)} member(s) made orphans")  # type: ignore[attr-defined]
+    return cleaned
+
+
+def purge_status(result: PurgeResult) -> dict[str, Any]:
+    return {"deletion": {**result.tombstone, "status": "PURGED", "cleaned": result.cleaned}}

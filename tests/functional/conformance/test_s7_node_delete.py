@@ -1,0 +1,42 @@
+"""S7: NODE_DELETE of a member: the policy copies its values, the node is the candidate."""
+
+from __future__ import annotations
+
+import pytest
+from tests.functional.conformance.conftest import Api, V, deletion_data, deletion_spec
+
+
+def delete_node(api: Api, node_id: str) -> dict[str, object]:
+    r = api.client.delete(f"/v1/nodes/{node_id}", headers=V)
+    assert r.status_code == 202, r.text
+    return api.wait(r.headers["Location"].rsplit("/", 1)[1])
+
+
+@pytest.mark.parametrize(("version", "reduce"), [("1.0", True), ("1.1", False)])
+def test_s7_node_delete_writes_the_node_as_the_only_candidate(
+    api: Api, version: str, reduce: bool
+) -> None:
+    cluster = api.cluster(3)
+    n = api.member_ids(cluster)
+    api.attach(
+        cluster,
+        deletion_spec(
+            version, criteria="OLDEST_FIRST", grace_period=0, reduce_desired_capacity=reduce
+        ),
+    )
+    # The youngest is deleted although the criterion would pick the oldest.
+    action = delete_node(api, n[2])
+    assert action["status"] == "SUCCEEDED", action["status_reason"]
+    assert action["data"] == {
+        "status": "OK",
+        "reason": "Candidates generated",
+        "deletion": deletion_data([n[2]], reduce=reduce),
+    }
+    assert api.node(n[2]) is None
+    assert api.member_ids(cluster) == n[:2]
+    got = api.get_cluster(cluster)
+    assert got["desired_capacity"] == (2 if reduce else 3)
+    assert got["status"] == ("ACTIVE" if reduce else "WARNING")
+    assert any(
+        e["action"] == "NODE_DELETE" and e["status"] == "SUCCEEDED" for e in api.events(oid=n[2])
+    )

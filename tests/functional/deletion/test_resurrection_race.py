@@ -1,0 +1,185 @@
+"""The resurrection race: agents reconcile and readers fetch on demand while clusters are deleted.
+
+A real ``herd serve`` (with its engine) deletes 200 clusters, each with a member
+in each of 3 regions, while one agent per region reconciles as fast as it can
+and 50 reader threads call ``ensure`` (Tricircle's "local miss asks central")
+on random clusters and regions. The engine holds the window between "regional
+copies deleted" and "central row deleted" open (``deletion_regions_pause``).
+
+With tombstones no copy is ever re-created after central deleted it, and
+nothing is left. With tombstones off (the test-only switch) the same run does
+re-create copies: the test can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.functional.deletion.support import (
+    LiveServer,
+    open_regions,
+    region_configs,
+    resurrections,
+    wait_for,
+)
+
+from herd.agent.reconciler import CentralUnavailable, Reconciler, agent_client
+from herd.store.database import Database
+from herd.store.models import ClusterRow, NodeRow, ProfileRow
+
+REGIONS = ("R1", "R2", "R3")
+CLUSTERS = 200
+READERS = 50
+PAUSE = "0.1"
+
+
+def _seed(url: str, project: str) -> list[str]:
+    """Clusters as CLUSTER_CREATE leaves them: ACTIVE, one sim member per region."""
+    database = Database(url)
+    now = time.time()
+    ids = [str(uuid.uuid4()) for _ in range(CLUSTERS)]
+    with database.write() as session:
+        profile = ProfileRow(
+            id=str(uuid.uuid4()),
+            name="sim",
+            type="herd.sim-1.0",
+            spec={"type": "herd.sim", "version": "1.0", "properties": {}},
+            meta_data={},
+            project=project,
+            created_at=now,
+        )
+        session.add(profile)
+        session.flush()
+        for number, cid in enumerate(ids):
+            session.add(
+                ClusterRow(
+                    id=cid,
+                    name=f"c{number}",
+                    profile_id=profile.id,
+                    init_at=now,
+                    created_at=now,
+                    desired_capacity=3,
+                    next_index=4,
+                    status="ACTIVE",
+                    project=project,
+                    data={"regions": list(REGIONS)},
+                    meta_data={},
+                    config={},
+                    dependents={},
+                )
+            )
+            for index, region in enumerate(REGIONS, start=1):
+                session.add(
+                    NodeRow(
+                        id=str(uuid.uuid4()),
+                        name=f"c{number}-{index}",
+                        physical_id=f"seeded-{cid[:8]}-{index}",
+                        cluster_id=cid,
+                        profile_id=profile.id,
+                        index=index,
+                        init_at=now,
+                        created_at=now,
+                        status="ACTIVE",
+                        project=project,
+                        data={"placement": {"region_name": region, "zone": None}},
+                    )
+                )
+    database.dispose()
+    return ids
+
+
+def _run(tmp_path: Path, tombstones_enabled: bool) -> dict[str, float]:
+    configs = region_configs(tmp_path, REGIONS)
+    live = LiveServer(
+        tmp_path,
+        None,
+        configs,
+        HERD_TOMBSTONES_ENABLED=str(tombstones_enabled).lower(),
+        HERD_DELETION_REGIONS_PAUSE=PAUSE,
+        HERD_ENGINE_WORKERS="16",
+    )
+    ids = _seed(f"sqlite:///{live.data_dir / 'herd.db'}", "p1")
+    regions = open_regions(configs, tmp_path / "data")
+    token = live.headers["agent"]["X-Auth-Token"]
+    stop = threading.Event()
+    reader_calls = [0]
+    with live, httpx.Client(base_url=live.url, headers=live.headers["member"]) as user:
+        agents = [
+            Reconciler(name, regions.backends[name], agent_client(live.url, token))
+            for name in REGIONS
+        ]
+        for agent in agents:  # the copies exist before the deletions start
+            assert len(agent.reconcile_once().created) == CLUSTERS
+
+        def reconcile(agent: Reconciler) -> None:
+            while not stop.is_set():
+                agent.reconcile_once()
+
+        def read(seed: int) -> None:
+            rng = random.Random(seed)
+            while not stop.is_set():
+                try:
+                    rng.choice(agents).ensure(rng.choice(ids))
+                    reader_calls[0] += 1
+                except CentralUnavailable:
+                    pass
+                time.sleep(0.05)
+
+        threads = [threading.Thread(target=reconcile, args=(a,)) for a in agents]
+        threads += [threading.Thread(target=read, args=(n,)) for n in range(READERS)]
+        for thread in threads:
+            thread.start()
+        started = time.monotonic()
+        for cid in ids:
+            assert user.delete(f"/v1/clusters/{cid}").status_code == 202
+        wait_for(
+            lambda: user.get("/v1/clusters", params={"limit": 1}).json()["clusters"] == [],
+            timeout=120,
+            interval=0.2,
+        )
+        duration = time.monotonic() - started
+        time.sleep(0.5)  # readers and agents keep going a little after the last delete
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+        for agent in agents:  # one last pass: whatever central answers 404 for goes
+            agent.reconcile_once()
+        admin = {"X-Auth-Token": live.headers["admin"]["X-Auth-Token"]}
+        tombstones_left = len(user.get("/v1/deletions", headers=admin).json()["deletions"])
+        for agent in agents:
+            agent.client.close()
+    figures = {
+        "tombstones": float(tombstones_enabled),
+        "clusters_deleted": float(CLUSTERS),
+        "resurrections": float(sum(len(resurrections(b)) for b in regions.backends.values())),
+        "copies_left": float(sum(len(b.copies()) for b in regions.backends.values())),
+        "tombstones_left": float(tombstones_left),
+        "reader_calls": float(reader_calls[0]),
+        "delete_seconds": round(duration, 2),
+    }
+    regions.close()
+    print("RACE", json.dumps(figures))
+    (tmp_path / "figures.json").write_text(json.dumps(figures))
+    return figures
+
+
+def test_no_resurrection_with_tombstones(tmp_path: Path) -> None:
+    figures = _run(tmp_path, tombstones_enabled=True)
+    assert figures["resurrections"] == 0, figures
+    assert figures["copies_left"] == 0, figures
+    assert figures["tombstones_left"] == 0, figures
+    assert figures["reader_calls"] > CLUSTERS, figures
+
+
+@pytest.mark.parametrize("_", ["tombstones off"])
+def test_resurrection_without_tombstones(tmp_path: Path, _: str) -> None:
+    """The control: the same run without tombstones resurrects copies."""
+    figures = _run(tmp_path, tombstones_enabled=False)
+    assert figures["resurrections"] >= 1, figures

@@ -1,0 +1,61 @@
+"""409 while an action holds the cluster lock; a member being deleted is left alone."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+from tests.conftest import ApiClientFactory
+from tests.functional.conformance.conftest import Api, V
+from tests.functional.member_health.conftest import sqlite_settings
+from tests.functional.member_health.test_mark_unhealthy_api import error, mark_events, patch
+
+from herd.api.app import create_app
+
+
+def test_409_while_a_slow_scale_out_holds_the_cluster_lock(api: Api) -> None:
+    profile = api.profile(create_latency=1.5)
+    cluster = api.cluster(1, profile_id=profile, name="slow")
+    node = api.member_ids(cluster)[0]
+    before = api.node(node)
+    r = api.client.post(f"/v1/clusters/{cluster}/actions", json={"scale_out": {"count": 1}})
+    action_id = r.json()["action"]
+    end = time.monotonic() + 10
+    while api.client.get(f"/v1/actions/{action_id}").json()["action"]["status"] != "RUNNING":
+        assert time.monotonic() < end
+        time.sleep(0.02)
+    for body in ({"mark_unhealthy": True}, {"mark_unhealthy": False}):
+        error(
+            patch(api, cluster, node, body),
+            409,
+            "Cluster slow already has an action (CLUSTER_SCALE_OUT) in progress.",
+            "ActionInProgress",
+        )
+    assert api.wait(action_id)["status"] == "SUCCEEDED"
+    after = api.node(node)
+    assert after is not None and before is not None
+    assert (after["health"], after["health_reason"]) == (before["health"], before["health_reason"])
+    assert mark_events(api, node) == []
+    # Once the lock is released the same call works.
+    assert patch(api, cluster, node, {"mark_unhealthy": True}).status_code == 200
+
+
+def test_a_member_being_deleted_is_not_changed(
+    api_client: ApiClientFactory, tmp_path: Path
+) -> None:
+    settings = sqlite_settings(tmp_path)
+    with TestClient(create_app(settings, start_engine=True)) as builder:
+        cluster = Api(builder).cluster(2, one_by_one=False)
+    # The engine is off now: a NODE_DELETE stays queued, holding no lock yet.
+    api = Api(api_client(settings, start_engine=False))
+    node = api.member_ids(cluster)[0]
+    r = api.client.delete(f"/v1/nodes/{node}", headers=V)
+    assert r.status_code == 202, r.text
+    r = patch(api, cluster, node, {"mark_unhealthy": True})
+    assert r.status_code == 200, r.text
+    assert r.json()["changed"] is False
+    assert r.json()["message"] == "The node is being deleted; its health was not changed."
+    assert r.json()["node"]["health"] != "CHECK_FAILED"
+    assert api.node(node)["health"] != "CHECK_FAILED"  # type: ignore[index]
+    assert mark_events(api, node) == []
