@@ -8,6 +8,8 @@ in parallel with writers. PostgreSQL (psycopg 3) uses one engine for both.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -80,24 +82,31 @@ class Database:
                 self.url, pool_size=20, max_overflow=40, pool_pre_ping=True
             )
             self.read_engine = self.write_engine
+        # SQLite runs one writer at a time anyway. Queueing this process's writers on a lock
+        # spares them SQLite's sleeping busy handler, whose back-off starved some callers for
+        # seconds under 32 concurrent clients (other processes still meet the busy timeout).
+        self._write_lock: threading.RLock | contextlib.nullcontext[None] = (
+            threading.RLock() if self.is_sqlite else contextlib.nullcontext()
+        )
         self._write_sessions = sessionmaker(self.write_engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False)
 
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A unit of work that commits when the block ends without error."""
-        session = self._write_sessions()
-        try:
-            yield session
-            session.commit()
-            # Work that must only happen once the rows are visible (waking the engine).
-            for callback in session.info.pop("after_commit", []):
-                callback()
-        except BaseException:
-            session.rollback()
-            raise
-        finally:
-            session.close()
+        with self._write_lock:
+            session = self._write_sessions()
+            try:
+                yield session
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+            finally:
+                session.close()
+        # Work that must only happen once the rows are visible (waking the engine).
+        for callback in session.info.pop("after_commit", []):
+            callback()
 
     @contextmanager
     def read(self) -> Iterator[Session]:

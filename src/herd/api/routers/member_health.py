@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from typing import Any
 
 from fastapi import APIRouter, Body
@@ -15,20 +13,13 @@ from herd.api.views import render_nodes
 
 router = APIRouter(prefix="/v1/clusters", tags=["member health"])
 
-#: On SQLite every write transaction is serialised by the database anyway; queueing the
-#: marks of this process on a lock first spares them SQLite's sleeping busy handler, whose
-#: back-off starved some callers for seconds under 32 concurrent clients.
-_SQLITE_MARKS = threading.Lock()
-
-
 @router.patch("/{cluster_id}/nodes/{node_id}")
 def mark_unhealthy(
     cluster_id: str, node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> dict[str, Any]:
     """Heat's mark-unhealthy call, answered with the member instead of ``null``."""
     request = parse_mark_body(body)
-    queue = _SQLITE_MARKS if services.database.is_sqlite else contextlib.nullcontext()
-    with queue, services.database.write() as session:
+    with services.database.write() as session:
         result = mark_member(session, services, ctx, cluster_id, node_id, request)
         session.flush()
         view = render_nodes(session, [result.node], ctx.version)[0]
