@@ -37,6 +37,8 @@ from herd.store.models import ClusterRow, NodeRow, ProfileRow
 REGIONS = ("R1", "R2", "R3")
 CLUSTERS = 200
 READERS = 50
+DELETERS = 10
+AGENT_BREATH = 0.1
 PAUSE = "0.1"
 
 
@@ -119,8 +121,12 @@ def _run(tmp_path: Path, tombstones_enabled: bool) -> dict[str, float]:
             assert len(agent.reconcile_once().created) == CLUSTERS
 
         def reconcile(agent: Reconciler) -> None:
+            # Back to back, with a breath between passes: a pass lists every cluster of
+            # the region, and three agents listing without pause starve the server's
+            # engine of CPU on two shared cores (the readers keep hammering meanwhile).
             while not stop.is_set():
                 agent.reconcile_once()
+                stop.wait(AGENT_BREATH)
 
         def read(seed: int) -> None:
             rng = random.Random(seed)
@@ -130,15 +136,27 @@ def _run(tmp_path: Path, tombstones_enabled: bool) -> dict[str, float]:
                     reader_calls[0] += 1
                 except CentralUnavailable:
                     pass
-                time.sleep(0.05)
+                time.sleep(0.25)
 
         threads = [threading.Thread(target=reconcile, args=(a,)) for a in agents]
         threads += [threading.Thread(target=read, args=(n,)) for n in range(READERS)]
         for thread in threads:
             thread.start()
         started = time.monotonic()
-        for cid in ids:
-            assert user.delete(f"/v1/clusters/{cid}").status_code == 202
+        answers: list[int] = []
+
+        def delete(chunk: list[str]) -> None:
+            with httpx.Client(base_url=live.url, headers=live.headers["member"]) as own:
+                answers.extend(own.delete(f"/v1/clusters/{cid}").status_code for cid in chunk)
+
+        deleters = [
+            threading.Thread(target=delete, args=(ids[n::DELETERS],)) for n in range(DELETERS)
+        ]
+        for thread in deleters:
+            thread.start()
+        for thread in deleters:
+            thread.join(120)
+        assert answers == [202] * CLUSTERS
         wait_for(
             lambda: user.get("/v1/clusters", params={"limit": 1}).json()["clusters"] == [],
             timeout=120,
