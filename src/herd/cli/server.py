@@ -52,9 +52,16 @@ def serve(
 def engine(data_dir: DataDirOption = None, db_url: DbUrlOption = None) -> None:
     """Run an engine only (several can share one PostgreSQL database)."""
     from herd.config import load_settings
-    from herd.engine.service import run_forever  # type: ignore[import-not-found, unused-ignore]
+    from herd.engine.service import run_forever
+    from herd.regions import Regions
 
-    run_forever(load_settings(data_dir=data_dir, db_url=db_url))
+    settings = load_settings(data_dir=data_dir, db_url=db_url)
+    regions = Regions.from_settings(settings) if settings.regions else None
+    try:
+        run_forever(settings, regions_delete=regions.delete_copies if regions else None)
+    finally:
+        if regions is not None:
+            regions.close()
 
 
 def agent(

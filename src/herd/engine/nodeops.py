@@ -223,9 +223,10 @@ class NodeOperations:
             query = select(ActionRow).where(ActionRow.parent_id == ex.id)
             rows = [r for r in session.scalars(query).all() if not child_ids or r.id in child_ids]
         verbs = {r.id: ActionName(r.action) for r in rows}
-        waiting = {
-            r.id: r.target for r in rows if r.status == ActionStatus.WAITING_LIFECYCLE_COMPLETION
-        }
+        # READY children were completed through the API before this loop started: they
+        # still go through the hook poll, which honours an ABANDON result.
+        hook_states = (ActionStatus.WAITING_LIFECYCLE_COMPLETION, ActionStatus.READY)
+        waiting = {r.id: r.target for r in rows if r.status in hook_states}
         targets = self._load_targets(
             [r.target for r in rows if not ActionStatus(r.status).is_final]
         )

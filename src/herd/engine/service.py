@@ -203,14 +203,20 @@ def build_engine(
     )
 
 
-def run_forever(settings: Settings) -> None:
-    """``herd engine``: run an engine without the API until SIGINT or SIGTERM."""
+def run_forever(
+    settings: Settings, *, regions_delete: Callable[[ClusterRow], str | None] | None = None
+) -> None:
+    """``herd engine``: run an engine without the API until SIGINT or SIGTERM.
+
+    ``regions_delete`` is passed in by the caller (the CLI) because the region layer
+    sits beside the engine and cannot be imported from here.
+    """
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     database = Database(settings.database_url())
     database.migrate()
-    engine = build_engine(settings, database)
+    engine = build_engine(settings, database, regions_delete=regions_delete)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())

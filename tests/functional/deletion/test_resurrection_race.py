@@ -97,6 +97,32 @@ def _seed(url: str, project: str) -> list[str]:
     return ids
 
 
+def _delete_all(live: LiveServer, user: httpx.Client, ids: list[str]) -> float:
+    """DELETE every cluster (from several threads) and wait until central has none left."""
+    started = time.monotonic()
+    answers: list[int] = []
+
+    def delete(chunk: list[str]) -> None:
+        with httpx.Client(base_url=live.url, headers=live.headers["member"], timeout=60) as own:
+            answers.extend(own.delete(f"/v1/clusters/{cid}").status_code for cid in chunk)
+
+    deleters = [
+        threading.Thread(target=delete, args=(ids[n::DELETERS],), daemon=True)
+        for n in range(DELETERS)
+    ]
+    for thread in deleters:
+        thread.start()
+    for thread in deleters:
+        thread.join(120)
+    assert answers == [202] * CLUSTERS
+    wait_for(
+        lambda: user.get("/v1/clusters", params={"limit": 1}).json()["clusters"] == [],
+        timeout=150,
+        interval=0.2,
+    )
+    return time.monotonic() - started
+
+
 def _run(tmp_path: Path, tombstones_enabled: bool) -> dict[str, float]:
     configs = region_configs(tmp_path, REGIONS)
     live = LiveServer(
@@ -112,7 +138,7 @@ def _run(tmp_path: Path, tombstones_enabled: bool) -> dict[str, float]:
     token = live.headers["agent"]["X-Auth-Token"]
     stop = threading.Event()
     reader_calls = [0]
-    with live, httpx.Client(base_url=live.url, headers=live.headers["member"]) as user:
+    with live, httpx.Client(base_url=live.url, headers=live.headers["member"], timeout=30) as user:
         agents = [
             Reconciler(name, regions.backends[name], agent_client(live.url, token))
             for name in REGIONS
@@ -138,35 +164,17 @@ def _run(tmp_path: Path, tombstones_enabled: bool) -> dict[str, float]:
                     pass
                 time.sleep(0.25)
 
-        threads = [threading.Thread(target=reconcile, args=(a,)) for a in agents]
-        threads += [threading.Thread(target=read, args=(n,)) for n in range(READERS)]
+        threads = [threading.Thread(target=reconcile, args=(a,), daemon=True) for a in agents]
+        threads += [threading.Thread(target=read, args=(n,), daemon=True) for n in range(READERS)]
         for thread in threads:
             thread.start()
-        started = time.monotonic()
-        answers: list[int] = []
-
-        def delete(chunk: list[str]) -> None:
-            with httpx.Client(base_url=live.url, headers=live.headers["member"]) as own:
-                answers.extend(own.delete(f"/v1/clusters/{cid}").status_code for cid in chunk)
-
-        deleters = [
-            threading.Thread(target=delete, args=(ids[n::DELETERS],)) for n in range(DELETERS)
-        ]
-        for thread in deleters:
-            thread.start()
-        for thread in deleters:
-            thread.join(120)
-        assert answers == [202] * CLUSTERS
-        wait_for(
-            lambda: user.get("/v1/clusters", params={"limit": 1}).json()["clusters"] == [],
-            timeout=120,
-            interval=0.2,
-        )
-        duration = time.monotonic() - started
-        time.sleep(0.5)  # readers and agents keep going a little after the last delete
-        stop.set()
-        for thread in threads:
-            thread.join(30)
+        try:
+            duration = _delete_all(live, user, ids)
+            time.sleep(0.5)  # readers and agents keep going a little after the last delete
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(30)
         for agent in agents:  # one last pass: whatever central answers 404 for goes
             agent.reconcile_once()
         admin = {"X-Auth-Token": live.headers["admin"]["X-Auth-Token"]}

@@ -69,3 +69,9 @@ def herd(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> Any:
         return Run(result.exit_code, result.stdout, result.stderr)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Render tables wide, whatever COLUMNS the shell running the suite has set."""
+    monkeypatch.setenv("COLUMNS", "200")

@@ -13,6 +13,7 @@ from herd.api.views import render_nodes
 
 router = APIRouter(prefix="/v1/clusters", tags=["member health"])
 
+
 @router.patch("/{cluster_id}/nodes/{node_id}")
 def mark_unhealthy(
     cluster_id: str, node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)

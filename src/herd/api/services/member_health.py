@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
+from herd.api.services.common import refuse_if_deleting
 from herd.errors import ActionInProgress, InvalidRequest, NotFound
 from herd.store import events
 from herd.store.actions import active_actions_on
@@ -139,6 +140,7 @@ def mark_member(
     request: MarkRequest,
 ) -> MarkResult:
     cluster = find(session, ClusterRow, cluster_identity, ctx.scope(), "cluster")
+    refuse_if_deleting(session, "cluster", [cluster.id])
     member = find_member(session, cluster, node_identity)
     if session.get_bind().dialect.name == "postgresql":
         session.execute(select(NodeRow.id).where(NodeRow.id == member.id).with_for_update())
