@@ -45,7 +45,7 @@ def test_serve_rejects_unknown_auth() -> None:
 def test_engine_and_agent(monkeypatch: pytest.MonkeyPatch) -> None:
     engines: list[Settings] = []
     agents: list[tuple[Any, ...]] = []
-    _fake_module(monkeypatch, "herd.engine.service", run_forever=engines.append)
+    _fake_module(monkeypatch, "herd.engine.service", run_forever=lambda s, **kw: engines.append(s))
     _fake_module(monkeypatch, "herd.agent.reconciler", run_forever=lambda *a: agents.append(a))
     runner = CliRunner()
     assert runner.invoke(cli_main.app, ["engine", "--db-url", "sqlite:///x.db"]).exit_code == 0
