@@ -18,9 +18,11 @@ install: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/herd serve
 
-## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end), plus lint.
+## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end), plus lint and types.
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n auto --dist loadgroup -q
 
 lint: $(STAMP)

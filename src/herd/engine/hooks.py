@@ -69,18 +69,16 @@ class HookWaiter:
         params: Mapping[str, Any],
         message: dict[str, Any],
     ) -> tuple[str, str | None, int]:
+        payload: dict[str, Any] = message
+        headers: dict[str, str] = {}
         if hook_type == "webhook":
             url = str(params.get("url", ""))
-            request = {"url": url, "json": message, "headers": {}}
         else:
             queue = str(params.get("queue", ""))
             base = (self.ctx.settings.zaqar_url or "").rstrip("/")
             url = f"{base}/v2/queues/{queue}/messages"
-            request = {
-                "url": url,
-                "json": {"messages": [{"ttl": MESSAGE_TTL, "body": message}]},
-                "headers": {"Client-ID": str(uuid.uuid4())},
-            }
+            payload = {"messages": [{"ttl": MESSAGE_TTL, "body": message}]}
+            headers = {"Client-ID": str(uuid.uuid4())}
             if not base:
                 return url, "no Zaqar endpoint is configured (zaqar_url)", 0
         error: str | None = None
@@ -88,9 +86,7 @@ class HookWaiter:
         for attempt in range(max(1, self.ctx.settings.webhook_retries)):
             attempts = attempt + 1
             try:
-                response = client.post(
-                    request["url"], json=request["json"], headers=request["headers"]
-                )
+                response = client.post(url, json=payload, headers=headers)
                 if response.status_code < 300:
                     return url, None, attempts
                 error = f"HTTP {response.status_code} from {url}"

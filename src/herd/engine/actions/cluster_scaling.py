@@ -268,7 +268,7 @@ class ScalingHandlers:
         return Outcome.ok("Completed adding nodes.")
 
 
-def _bounds_update(new_min: Any, new_max: Any) -> dict[str, int]:
+def _bounds_update(new_min: Any, new_max: Any) -> dict[str, Any]:
     values: dict[str, int] = {}
     if new_min is not None:
         values["min_size"] = int(new_min)
