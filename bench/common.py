@@ -198,3 +198,37 @@ def table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
     for row in rows:
         out.add_row(*[f"{v:,.1f}" if isinstance(v, float) else str(v) for v in row])
     console.print(out)
+
+
+API_HEADERS = {"OpenStack-API-Version": "clustering 1.14"}
+
+
+def wait_action(client: httpx.Client, location: str, timeout: float = 1800) -> dict[str, Any]:
+    """Poll an action (the Location of a 202) until it ends; return its body."""
+    end = time.time() + timeout
+    while time.time() < end:
+        action = client.get(location).json()["action"]
+        if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
+            return dict(action)
+        time.sleep(0.2)
+    raise RuntimeError(f"{location} did not finish")
+
+
+def sim_cluster(client: httpx.Client, size: int, name: str = "bench") -> str:
+    """Create a ``herd.sim`` profile and a cluster of ``size`` nodes; return the cluster id."""
+    spec = {"type": "herd.sim", "version": "1.0", "properties": {}}
+    profile = client.post("/v1/profiles", json={"profile": {"name": name, "spec": spec}}).json()
+    created = client.post(
+        "/v1/clusters",
+        json={
+            "cluster": {
+                "name": name,
+                "profile_id": profile["profile"]["id"],
+                "desired_capacity": size,
+            }
+        },
+    )
+    action = wait_action(client, created.headers["Location"])
+    if action["status"] != "SUCCEEDED":
+        raise RuntimeError(f"cluster create failed: {action['status_reason']}")
+    return str(created.json()["cluster"]["id"])

@@ -19,19 +19,15 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import bare_fastapi_server, herd_server, load, table
-
-HEADERS = {"OpenStack-API-Version": "clustering 1.14"}
-
-
-def wait_action(client: httpx.Client, location: str, timeout: float = 1800) -> dict[str, object]:
-    end = time.time() + timeout
-    while time.time() < end:
-        action = client.get(location).json()["action"]
-        if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-            return dict(action)
-        time.sleep(0.2)
-    raise RuntimeError(f"{location} did not finish")
+from common import (
+    API_HEADERS,
+    bare_fastapi_server,
+    herd_server,
+    load,
+    sim_cluster,
+    table,
+    wait_action,
+)
 
 
 def scale_round_trip(size: int) -> tuple[float, float]:
@@ -39,24 +35,8 @@ def scale_round_trip(size: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(prefix="herd-bench-") as tmp:
         server = herd_server(Path(tmp) / "data", HERD_ENGINE_WORKERS="8")
         try:
-            client = httpx.Client(base_url=server.url, headers=HEADERS, timeout=60)
-            spec = {"type": "herd.sim", "version": "1.0", "properties": {}}
-            profile = client.post(
-                "/v1/profiles", json={"profile": {"name": "sim", "spec": spec}}
-            ).json()
-            created = client.post(
-                "/v1/clusters",
-                json={
-                    "cluster": {
-                        "name": "bench",
-                        "profile_id": profile["profile"]["id"],
-                        "desired_capacity": 0,
-                        "max_size": -1,
-                    }
-                },
-            )
-            wait_action(client, created.headers["Location"])
-            cluster_id = created.json()["cluster"]["id"]
+            client = httpx.Client(base_url=server.url, headers=API_HEADERS, timeout=60)
+            cluster_id = sim_cluster(client, 0)
             started = time.perf_counter()
             out = client.post(
                 f"/v1/clusters/{cluster_id}/actions", json={"scale_out": {"count": size}}
@@ -81,22 +61,8 @@ def get_node_throughput(seconds: float) -> list[list[object]]:
         server = herd_server(Path(tmp) / "data")
         bare = bare_fastapi_server()
         try:
-            client = httpx.Client(base_url=server.url, headers=HEADERS, timeout=60)
-            spec = {"type": "herd.sim", "version": "1.0", "properties": {}}
-            profile = client.post(
-                "/v1/profiles", json={"profile": {"name": "sim", "spec": spec}}
-            ).json()
-            created = client.post(
-                "/v1/clusters",
-                json={
-                    "cluster": {
-                        "name": "bench",
-                        "profile_id": profile["profile"]["id"],
-                        "desired_capacity": 50,
-                    }
-                },
-            )
-            wait_action(client, created.headers["Location"])
+            client = httpx.Client(base_url=server.url, headers=API_HEADERS, timeout=60)
+            sim_cluster(client, 50)
             node_id = client.get("/v1/nodes", params={"limit": 1}).json()["nodes"][0]["id"]
             herd_result, generator = load(f"{server.url}/v1/nodes/{node_id}", seconds=seconds)
             bare_result, _ = load(f"{bare.url}/bare/{node_id}", seconds=seconds)

@@ -22,21 +22,19 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import LoadResult, bare_fastapi_server, herd_server, load, table
+from common import (
+    API_HEADERS,
+    LoadResult,
+    bare_fastapi_server,
+    herd_server,
+    load,
+    sim_cluster,
+    table,
+)
 
-HEADERS = {"OpenStack-API-Version": "clustering 1.14"}
 BODY = json.dumps({"mark_unhealthy": True, "resource_status_reason": "bench"})
 CONNECTIONS = 32
 MEMBERS = 20
-
-
-def wait_action(client: httpx.Client, location: str, timeout: float = 120) -> None:
-    end = time.time() + timeout
-    while time.time() < end:
-        if client.get(location).json()["action"]["status"] in ("SUCCEEDED", "FAILED"):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"{location} did not finish")
 
 
 async def _spread(urls: list[str], seconds: float) -> LoadResult:
@@ -71,23 +69,8 @@ def measure(seconds: float) -> list[list[object]]:
         server = herd_server(Path(tmp) / "data")
         bare = bare_fastapi_server()
         try:
-            client = httpx.Client(base_url=server.url, headers=HEADERS, timeout=60)
-            spec = {"type": "herd.sim", "version": "1.0", "properties": {}}
-            profile = client.post(
-                "/v1/profiles", json={"profile": {"name": "sim", "spec": spec}}
-            ).json()
-            created = client.post(
-                "/v1/clusters",
-                json={
-                    "cluster": {
-                        "name": "bench",
-                        "profile_id": profile["profile"]["id"],
-                        "desired_capacity": MEMBERS,
-                    }
-                },
-            )
-            wait_action(client, created.headers["Location"])
-            cluster = created.json()["cluster"]["id"]
+            client = httpx.Client(base_url=server.url, headers=API_HEADERS, timeout=60)
+            cluster = sim_cluster(client, MEMBERS)
             nodes = client.get("/v1/nodes", params={"cluster_id": cluster}).json()["nodes"]
             urls = [f"{server.url}/v1/clusters/{cluster}/nodes/{n['id']}" for n in nodes]
             one, generator = load(urls[0], method="PATCH", body=BODY, seconds=seconds)
