@@ -19,15 +19,25 @@ import socket
 import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
+from herd.drivers.process_spec import (
+    PROPERTIES_SCHEMA,
+    seconds_value,
+    signal_name,
+    validate_process_properties,
+)
+from herd.drivers.procfs import (
+    all_pids,
+    describe_exit,
+    herd_environ,
+    probe_health,
+    read_proc,
+)
 from herd.errors import DriverError, InvalidSpec
 
 _PLACEHOLDER = re.compile(r"\{(name|index|node_id|cluster_id|port)\}")
@@ -36,91 +46,9 @@ _CHECK_TIMEOUT = 2.0
 _KILL_WAIT = 5.0
 _EXITED = "exited"  # sentinel reason, compared by identity
 
-_DEFAULTS: dict[str, Any] = {
-    "args": [],
-    "env": {},
-    "cwd": None,
-    "health_url": None,
-    "stop_signal": "SIGTERM",
-    "stop_timeout": 10.0,
-    "start_timeout": 10.0,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class ProcInfo:
-    """What ``/proc/<pid>/stat`` says about a process."""
-
-    pid: int
-    pgid: int
-    start_time: int
-    zombie: bool
-
-
-def read_proc(pid: int) -> ProcInfo | None:
-    """Read a process's group, start time and zombie state; None when it does not exist."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    fields = raw[raw.rindex(b")") + 2 :].split()
-    return ProcInfo(pid, int(fields[2]), int(fields[19]), fields[0] in (b"Z", b"X"))
-
-
-def _herd_environ(pid: int) -> dict[str, str]:
-    try:
-        raw = Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
-        return {}
-    pairs = (item.split(b"=", 1) for item in raw.split(b"\0") if item.startswith(b"HERD_"))
-    return {key.decode(): value.decode(errors="replace") for key, value in pairs}
-
-
-def _all_pids() -> Iterator[int]:
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            yield int(entry)
-
 
 def _expand(template: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-
-
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with code {code}"
-
-
-def _describe_error(exc: BaseException) -> str:
-    if isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, BaseException):
-        exc = exc.reason
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, TimeoutError | socket.timeout):
-        return "timed out"
-    if isinstance(exc, ConnectionResetError):
-        return "connection reset"
-    return str(exc) or type(exc).__name__
-
-
-def probe_health(url: str, timeout: float) -> str | None:
-    """GET ``url``; None when it answers 2xx, else the reason it failed."""
-    # Proxies from the environment must not intercept loopback health checks.
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(url, timeout=timeout) as response:
-            status = int(response.status)
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        return f"HTTP {exc.code}"
-    except (OSError, ValueError) as exc:
-        return _describe_error(exc)
-    return None if 200 <= status < 300 else f"HTTP {status}"
 
 
 def _log_tail(path: Path, limit: int = 2000) -> str:
@@ -132,33 +60,6 @@ def _log_tail(path: Path, limit: int = 2000) -> str:
         return ""
 
 
-def _fail(key: str, reason: str) -> InvalidSpec:
-    return InvalidSpec(f"properties.{key}: {reason}", field=f"properties.{key}")
-
-
-def _seconds(key: str, value: Any) -> float:
-    if isinstance(value, str):
-        with contextlib.suppress(ValueError):
-            value = float(value)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 86400:
-        raise _fail(key, f"'{value}' is not a number of seconds between 0 and 86400")
-    return float(value)
-
-
-def _scalar_text(key: str, value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise _fail(key, f"'{value}' is not a string")
-    return str(value)
-
-
-def _signal_name(value: Any) -> str:
-    name = str(value).upper() if isinstance(value, str) else ""
-    name = name if name.startswith("SIG") else f"SIG{name}"
-    if name not in signal.Signals.__members__ or name in ("SIGCHLD", "SIGCONT"):
-        raise _fail("stop_signal", f"'{value}' is not a signal name such as SIGTERM or SIGINT")
-    return name
-
-
 class ProcessDriver(Driver):
     """Runs each node as a local process; see ``docs/drivers.md``."""
 
@@ -167,16 +68,7 @@ class ProcessDriver(Driver):
     support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
         "1.0": [{"status": "SUPPORTED", "since": "2025.01"}]
     }
-    properties_schema: ClassVar[dict[str, dict[str, Any]]] = {
-        "command": {"type": "String", "required": True, "description": "Executable to run."},
-        "args": {"type": "List", "default": [], "description": "Arguments (placeholders)."},
-        "env": {"type": "Map", "default": {}, "description": "Extra environment (placeholders)."},
-        "cwd": {"type": "String", "description": "Working directory of the process."},
-        "health_url": {"type": "String", "description": "http URL that must answer 2xx."},
-        "stop_signal": {"type": "String", "default": "SIGTERM", "description": "Stop signal."},
-        "stop_timeout": {"type": "Number", "default": 10, "description": "Seconds before kill."},
-        "start_timeout": {"type": "Number", "default": 10, "description": "Seconds to healthy."},
-    }
+    properties_schema: ClassVar[dict[str, dict[str, Any]]] = PROPERTIES_SCHEMA
 
     def __init__(self, data_dir: Path, owner: str = "herd", *, spawn_grace: float = 0.2) -> None:
         """Create a driver keeping logs and state files under ``data_dir/nodes``.
@@ -198,45 +90,7 @@ class ProcessDriver(Driver):
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
         """Return the properties with defaults filled in, or raise InvalidSpec naming the key."""
-        if not isinstance(properties, Mapping):
-            raise InvalidSpec(f"'{properties}' is not a Map", field="properties")
-        for key in properties:
-            if key not in cls.properties_schema:
-                raise _fail(str(key), f"Unrecognizable spec item '{key}'")
-        given = {**_DEFAULTS, **{k: v for k, v in properties.items() if v is not None}}
-        command = given.get("command")
-        if command is None:
-            raise _fail("command", "Required spec item 'command' not provided")
-        if not isinstance(command, str) or not command.strip():
-            raise _fail("command", f"'{command}' is not a non-empty string")
-        if not isinstance(given["args"], list):
-            raise _fail("args", f"'{given['args']}' is not a List")
-        args = [_scalar_text(f"args[{i}]", arg) for i, arg in enumerate(given["args"])]
-        if not isinstance(given["env"], Mapping):
-            raise _fail("env", f"'{given['env']}' is not a Map")
-        env: dict[str, str] = {}
-        for key, value in given["env"].items():
-            if not isinstance(key, str) or not key or "=" in key or "\0" in key:
-                raise _fail("env", f"'{key}' is not a valid environment variable name")
-            env[key] = _scalar_text(f"env.{key}", value)
-        cwd = given["cwd"]
-        if cwd is not None and (not isinstance(cwd, str) or not cwd):
-            raise _fail("cwd", f"'{cwd}' is not a non-empty string")
-        url = given["health_url"]
-        if url is not None and (
-            not isinstance(url, str) or not re.match(r"^https?://[^/\s]+(/\S*)?$", url)
-        ):
-            raise _fail("health_url", f"'{url}' is not an http or https URL")
-        return {
-            "command": command,
-            "args": args,
-            "env": env,
-            "cwd": cwd,
-            "health_url": url,
-            "stop_signal": _signal_name(given["stop_signal"]),
-            "stop_timeout": _seconds("stop_timeout", given["stop_timeout"]),
-            "start_timeout": _seconds("start_timeout", given["start_timeout"]),
-        }
+        return validate_process_properties(properties)
 
     # -- create -----------------------------------------------------------------------------
 
@@ -304,7 +158,7 @@ class ProcessDriver(Driver):
             self._state_path(request.node_id).unlink(missing_ok=True)
             if failure is _EXITED:
                 tail = _log_tail(log_path)
-                failure = f"process {proc.pid} {_describe_exit(code)} right after start"
+                failure = f"process {proc.pid} {describe_exit(code)} right after start"
                 failure += f"; log tail:\n{tail}" if tail else "; the log is empty"
             raise DriverError(failure)
         return CreatedResource(f"{proc.pid}:{data['start_time']}", data)
@@ -349,11 +203,11 @@ class ProcessDriver(Driver):
             pid, start_time, pgid = target
             signame = str(ref.properties.get("stop_signal") or "SIGTERM")
             try:
-                stop_signal = signal.Signals[_signal_name(signame)]
+                stop_signal = signal.Signals[signal_name(signame)]
             except InvalidSpec:
                 stop_signal = signal.SIGTERM
             try:
-                timeout = _seconds("stop_timeout", ref.properties.get("stop_timeout", 10.0))
+                timeout = seconds_value("stop_timeout", ref.properties.get("stop_timeout", 10.0))
             except InvalidSpec:
                 timeout = 10.0
             self._stop(ref.node_id, pid, start_time, pgid, stop_signal, timeout)
@@ -403,7 +257,7 @@ class ProcessDriver(Driver):
         the leader, so a foreign process that reused the group id is never included.
         """
         members = []
-        for pid in _all_pids():
+        for pid in all_pids():
             info = read_proc(pid)
             if (
                 info is None
@@ -413,7 +267,7 @@ class ProcessDriver(Driver):
                 or info.start_time < start_time
             ):
                 continue
-            env = _herd_environ(pid)
+            env = herd_environ(pid)
             if env.get("HERD_NODE_ID") == node_id and env.get("HERD_OWNER") == self.owner_marker:
                 members.append(pid)
         return members
@@ -447,7 +301,7 @@ class ProcessDriver(Driver):
             return HealthReport(False, f"process {pid} exited")
         if info.zombie:
             code = self._reap(pid)
-            detail = f" ({_describe_exit(code)})" if code is not None else ""
+            detail = f" ({describe_exit(code)})" if code is not None else ""
             return HealthReport(False, f"process {pid} exited{detail}")
         url = ref.data.get("health_url") or _health_url_from(ref)
         if url:
@@ -473,11 +327,11 @@ class ProcessDriver(Driver):
                         self._reap(pid)
                     path.unlink(missing_ok=True)
         # A crash between spawn and the state file leaves a tagged process without a file.
-        for pid in _all_pids():
+        for pid in all_pids():
             info = read_proc(pid)
             if info is None or info.pgid != pid or info.zombie:
                 continue
-            env = _herd_environ(pid)
+            env = herd_environ(pid)
             node_id = env.get("HERD_NODE_ID")
             if env.get("HERD_OWNER") != self.owner_marker or not node_id or node_id in found:
                 continue

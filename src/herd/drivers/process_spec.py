@@ -1,0 +1,102 @@
+"""The ``herd.process-1.0`` profile properties: schema, defaults and validation."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import signal
+from collections.abc import Mapping
+from typing import Any
+
+from herd.errors import InvalidSpec
+
+_DEFAULTS: dict[str, Any] = {
+    "args": [],
+    "env": {},
+    "cwd": None,
+    "health_url": None,
+    "stop_signal": "SIGTERM",
+    "stop_timeout": 10.0,
+    "start_timeout": 10.0,
+}
+
+PROPERTIES_SCHEMA: dict[str, dict[str, Any]] = {
+    "command": {"type": "String", "required": True, "description": "Executable to run."},
+    "args": {"type": "List", "default": [], "description": "Arguments (placeholders)."},
+    "env": {"type": "Map", "default": {}, "description": "Extra environment (placeholders)."},
+    "cwd": {"type": "String", "description": "Working directory of the process."},
+    "health_url": {"type": "String", "description": "http URL that must answer 2xx."},
+    "stop_signal": {"type": "String", "default": "SIGTERM", "description": "Stop signal."},
+    "stop_timeout": {"type": "Number", "default": 10, "description": "Seconds before kill."},
+    "start_timeout": {"type": "Number", "default": 10, "description": "Seconds to healthy."},
+}
+
+
+def _fail(key: str, reason: str) -> InvalidSpec:
+    return InvalidSpec(f"properties.{key}: {reason}", field=f"properties.{key}")
+
+
+def seconds_value(key: str, value: Any) -> float:
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 86400:
+        raise _fail(key, f"'{value}' is not a number of seconds between 0 and 86400")
+    return float(value)
+
+
+def _scalar_text(key: str, value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _fail(key, f"'{value}' is not a string")
+    return str(value)
+
+
+def signal_name(value: Any) -> str:
+    name = str(value).upper() if isinstance(value, str) else ""
+    name = name if name.startswith("SIG") else f"SIG{name}"
+    if name not in signal.Signals.__members__ or name in ("SIGCHLD", "SIGCONT"):
+        raise _fail("stop_signal", f"'{value}' is not a signal name such as SIGTERM or SIGINT")
+    return name
+
+
+def validate_process_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``herd.process`` properties with defaults, or raise InvalidSpec naming the key."""
+    if not isinstance(properties, Mapping):
+        raise InvalidSpec(f"'{properties}' is not a Map", field="properties")
+    for key in properties:
+        if key not in PROPERTIES_SCHEMA:
+            raise _fail(str(key), f"Unrecognizable spec item '{key}'")
+    given = {**_DEFAULTS, **{k: v for k, v in properties.items() if v is not None}}
+    command = given.get("command")
+    if command is None:
+        raise _fail("command", "Required spec item 'command' not provided")
+    if not isinstance(command, str) or not command.strip():
+        raise _fail("command", f"'{command}' is not a non-empty string")
+    if not isinstance(given["args"], list):
+        raise _fail("args", f"'{given['args']}' is not a List")
+    args = [_scalar_text(f"args[{i}]", arg) for i, arg in enumerate(given["args"])]
+    if not isinstance(given["env"], Mapping):
+        raise _fail("env", f"'{given['env']}' is not a Map")
+    env: dict[str, str] = {}
+    for key, value in given["env"].items():
+        if not isinstance(key, str) or not key or "=" in key or "\0" in key:
+            raise _fail("env", f"'{key}' is not a valid environment variable name")
+        env[key] = _scalar_text(f"env.{key}", value)
+    cwd = given["cwd"]
+    if cwd is not None and (not isinstance(cwd, str) or not cwd):
+        raise _fail("cwd", f"'{cwd}' is not a non-empty string")
+    url = given["health_url"]
+    if url is not None and (
+        not isinstance(url, str) or not re.match(r"^https?://[^/\s]+(/\S*)?$", url)
+    ):
+        raise _fail("health_url", f"'{url}' is not an http or https URL")
+    return {
+        "command": command,
+        "args": args,
+        "env": env,
+        "cwd": cwd,
+        "health_url": url,
+        "stop_signal": signal_name(given["stop_signal"]),
+        "stop_timeout": seconds_value("stop_timeout", given["stop_timeout"]),
+        "start_timeout": seconds_value("start_timeout", given["start_timeout"]),
+    }
