@@ -15,46 +15,23 @@ import queue
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
 from herd.engine.hooks import HookWaiter
+from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store import events
 from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow, ProfileRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
 FLUSH_EVERY = 200  # results per transaction at most
 FLUSH_AFTER = 0.25  # seconds a finished result may wait before it is written
-
-
-@dataclass
-class ChildResults:
-    succeeded: list[str] = field(default_factory=list)  # node ids
-    failed: dict[str, str] = field(default_factory=dict)  # node id -> reason
-    abandoned: list[str] = field(default_factory=list)  # node ids kept by a hook
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
-    def reason(self) -> str:
-        return "; ".join(f"{node[:8]}: {why}" for node, why in sorted(self.failed.items()))
-
-
-@dataclass(frozen=True)
-class _Done:
-    child_id: str
-    node_id: str
-    error: str | None
-    resource: CreatedResource | None = None
-    finished_at: float | None = None  # when the driver call returned (a node's creation time)
 
 
 @dataclass(frozen=True)
@@ -77,6 +54,7 @@ class NodeOperations:
     def __init__(self, ctx: EngineContext, pool: ThreadPoolExecutor) -> None:
         self.ctx = ctx
         self.pool = pool
+        self.results = NodeResultWriter(ctx)
 
     # -- planning ----------------------------------------------------------------------
 
@@ -215,9 +193,9 @@ class NodeOperations:
         waiter = HookWaiter(self.ctx)
         # Finished driver calls report through a queue: waiting on every pending
         # future at each step would cost O(n) per finished node.
-        finished: queue.SimpleQueue[_Done] = queue.SimpleQueue()
-        pending: dict[str, Future[_Done]] = {}  # child id -> driver call
-        done_buffer: list[_Done] = []
+        finished: queue.SimpleQueue[FinishedCall] = queue.SimpleQueue()
+        pending: dict[str, Future[FinishedCall]] = {}  # child id -> driver call
+        done_buffer: list[FinishedCall] = []
         last_flush = last_cancel_check = self.ctx.now()
         with self.ctx.database.read() as session:
             query = select(ActionRow).where(ActionRow.parent_id == ex.id)
@@ -252,14 +230,14 @@ class NodeOperations:
                         start(child_id, waiting.pop(child_id))
                     for child_id, reason in abandoned.items():
                         results.abandoned.append(waiting.pop(child_id))
-                        self._abandon(ex, child_id, reason)
+                        self.results.abandon(ex, child_id, reason)
                 if pending:
                     for item in _drain(finished, timeout=0.2):
                         pending.pop(item.child_id, None)
                         done_buffer.append(item)
                     stale = self.ctx.now() - last_flush >= FLUSH_AFTER
                     if len(done_buffer) >= FLUSH_EVERY or not pending or (done_buffer and stale):
-                        self._flush(ex, done_buffer, results)
+                        self.results.flush(ex, done_buffer, results)
                         done_buffer = []
                         last_flush = self.ctx.now()
                 else:
@@ -273,10 +251,10 @@ class NodeOperations:
             for future in pending.values():
                 if not future.cancelled():
                     done_buffer.append(future.result())
-            self._flush(ex, done_buffer, results)
-            self._cancel_unfinished(ex)
+            self.results.flush(ex, done_buffer, results)
+            self.results.cancel_unfinished(ex)
             raise
-        self._flush(ex, done_buffer, results)
+        self.results.flush(ex, done_buffer, results)
         return results
 
     def _load_targets(self, node_ids: Sequence[str]) -> dict[str, _Target]:
@@ -306,14 +284,14 @@ class NodeOperations:
 
     def _submit(
         self, child_id: str, verb: ActionName, node_id: str, target: _Target | None
-    ) -> Future[_Done]:
+    ) -> Future[FinishedCall]:
         if verb is ActionName.NODE_LEAVE:
-            return self.pool.submit(lambda: _Done(child_id, node_id, None))
+            return self.pool.submit(lambda: FinishedCall(child_id, node_id, None))
         if target is None:
             target = self._load_targets([node_id]).get(node_id)
         if target is None:
             return self.pool.submit(
-                lambda: _Done(
+                lambda: FinishedCall(
                     child_id,
                     node_id,
                     None if verb is not ActionName.NODE_CREATE else "node disappeared",
@@ -323,13 +301,13 @@ class NodeOperations:
             return self.pool.submit(self._create_one, child_id, target)
         return self.pool.submit(self._delete_one, child_id, target)
 
-    def _create_one(self, child_id: str, target: _Target) -> _Done:
+    def _create_one(self, child_id: str, target: _Target) -> FinishedCall:
         node = target.node
         if isinstance(target.profile, str):
-            return _Done(child_id, node.id, f"Failed in creating node: {target.profile}")
+            return FinishedCall(child_id, node.id, f"Failed in creating node: {target.profile}")
         profile_type, properties = target.profile
         if node.physical_id:  # adopted after an engine restart: the resource already exists
-            return _Done(
+            return FinishedCall(
                 child_id, node.id, None, CreatedResource(node.physical_id, dict(node.data))
             )
         try:
@@ -343,132 +321,32 @@ class NodeOperations:
                 metadata=dict(node.meta_data or {}),
             )
             created = self.ctx.drivers.get(profile_type).create(request)
-            return _Done(child_id, node.id, None, created, self.ctx.now())
+            return FinishedCall(child_id, node.id, None, created, self.ctx.now())
         except HerdError as exc:
-            return _Done(child_id, node.id, f"Failed in creating node: {exc}")
+            return FinishedCall(child_id, node.id, f"Failed in creating node: {exc}")
         except Exception as exc:  # a driver bug must not hang the parent
-            return _Done(child_id, node.id, f"Failed in creating node: {exc!r}")
+            return FinishedCall(child_id, node.id, f"Failed in creating node: {exc!r}")
 
-    def _delete_one(self, child_id: str, target: _Target) -> _Done:
+    def _delete_one(self, child_id: str, target: _Target) -> FinishedCall:
         node = target.node
         if not node.physical_id:
-            return _Done(child_id, node.id, None)
+            return FinishedCall(child_id, node.id, None)
         if isinstance(target.profile, str):
-            return _Done(child_id, node.id, f"Failed in deleting node: {target.profile}")
+            return FinishedCall(child_id, node.id, f"Failed in deleting node: {target.profile}")
         profile_type, properties = target.profile
         try:
             ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
             self.ctx.drivers.get(profile_type).delete(ref)
-            return _Done(child_id, node.id, None)
+            return FinishedCall(child_id, node.id, None)
         except HerdError as exc:
-            return _Done(child_id, node.id, f"Failed in deleting node: {exc}")
+            return FinishedCall(child_id, node.id, f"Failed in deleting node: {exc}")
         except Exception as exc:
-            return _Done(child_id, node.id, f"Failed in deleting node: {exc!r}")
+            return FinishedCall(child_id, node.id, f"Failed in deleting node: {exc!r}")
 
     # -- writing results ---------------------------------------------------------------
 
-    def _flush(self, ex: ActionExecution, done: list[_Done], results: ChildResults) -> None:
-        if not done:
-            return
-        now = self.ctx.now()
-        with self.ctx.database.write() as session:
-            child_rows = {
-                r.id: r
-                for r in session.scalars(
-                    select(ActionRow).where(ActionRow.id.in_([d.child_id for d in done]))
-                ).all()
-            }
-            node_rows = {
-                r.id: r
-                for r in session.scalars(
-                    select(NodeRow).where(NodeRow.id.in_([d.node_id for d in done]))
-                ).all()
-            }
-            for item in done:
-                child = child_rows.get(item.child_id)
-                node = node_rows.get(item.node_id)
-                verb = ActionName(child.action) if child else ActionName.NODE_DELETE
-                if item.error is None:
-                    results.succeeded.append(item.node_id)
-                    reason = self._apply_success(session, ex, verb, node, item, now)
-                    _end(child, ActionStatus.SUCCEEDED, reason, now)
-                else:
-                    results.failed[item.node_id] = item.error
-                    if node is not None:
-                        node.status = NodeStatus.ERROR.value
-                        node.status_reason = item.error
-                        node.updated_at = now
-                        events.record(
-                            session,
-                            now=now,
-                            **ex.node_event_row(node, "ERROR", item.error, "ERROR"),
-                        )
-                    _end(child, ActionStatus.FAILED, item.error, now)
-            session.execute(
-                delete(NodeLockRow).where(NodeLockRow.action_id.in_([d.child_id for d in done]))
-            )
 
-    def _apply_success(
-        self,
-        session: Any,
-        ex: ActionExecution,
-        verb: ActionName,
-        node: NodeRow | None,
-        item: _Done,
-        now: float,
-    ) -> str:
-        if node is None:
-            return "Node already gone."
-        if verb is ActionName.NODE_CREATE and item.resource is not None:
-            node.physical_id = item.resource.physical_id
-            node.data = {**(node.data or {}), **item.resource.data}
-            node.status = NodeStatus.ACTIVE.value
-            node.status_reason = "Creation succeeded"
-            node.created_at = node.created_at or item.finished_at or now
-            node.updated_at = now
-            events.record(
-                session, now=now, **ex.node_event_row(node, "ACTIVE", "Creation succeeded")
-            )
-            return "Node created successfully."
-        if verb is ActionName.NODE_LEAVE:
-            node.cluster_id = None
-            node.index = -1
-            node.updated_at = now
-            node.status_reason = "Node left cluster"
-            events.record(
-                session, now=now, **ex.node_event_row(node, node.status, "Node left cluster")
-            )
-            return "Node left cluster."
-        events.record(
-            session, now=now, **ex.node_event_row(node, "DELETED", "Node deleted successfully.")
-        )
-        session.delete(node)
-        return "Node deleted successfully."
-
-    def _abandon(self, ex: ActionExecution, child_id: str, reason: str) -> None:
-        now = self.ctx.now()
-        with self.ctx.database.write() as session:
-            action_store.set_status(session, child_id, ActionStatus.FAILED, reason, now)
-            session.query(NodeLockRow).filter(NodeLockRow.action_id == child_id).delete()
-
-    def _cancel_unfinished(self, ex: ActionExecution) -> None:
-        now = self.ctx.now()
-        with self.ctx.database.write() as session:
-            for child in action_store.children(session, ex.id):
-                if not ActionStatus(child.status).is_final:
-                    action_store.set_status(
-                        session, child.id, ActionStatus.CANCELLED, "Action execution cancelled", now
-                    )
-                    session.query(NodeLockRow).filter(NodeLockRow.action_id == child.id).delete()
-
-
-def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float) -> None:
-    if child is not None:
-        child.status, child.status_reason = status.value, reason
-        child.end_time = child.updated_at = now
-
-
-def _drain(source: queue.SimpleQueue[_Done], timeout: float) -> list[_Done]:
+def _drain(source: queue.SimpleQueue[FinishedCall], timeout: float) -> list[FinishedCall]:
     """Everything already in ``source``, waiting up to ``timeout`` for the first item."""
     try:
         items = [source.get(timeout=timeout)]

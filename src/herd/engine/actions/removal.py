@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from herd.engine.execution import ActionExecution
-from herd.engine.nodeops import ChildResults, NodeOperations
+from herd.engine.node_results import ChildResults
+from herd.engine.nodeops import NodeOperations
 from herd.store import actions as action_store
 
 
