@@ -12,7 +12,7 @@ from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.microversion import require
 from herd.api.services import deletions
-from herd.api.services import profiles as service
+from herd.api.services import policies as service
 from herd.api.views import policy_view
 from herd.store.lookup import find
 from herd.store.models import PolicyRow

@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from herd.api.auth import Context, RequestContext
 from herd.api.deps import ServicesDep
 from herd.api.microversion import APIVersion
-from herd.api.services.profiles import policy_type_detail
+from herd.api.services.policies import policy_type_detail
 from herd.errors import InvalidSpec, NotFound
 
 router = APIRouter(prefix="/v1", tags=["types"])

@@ -1,4 +1,4 @@
-"""Profiles and policies: synchronous create, update and delete with an event."""
+"""Profiles: synchronous create, update and delete with an event."""
 
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ from herd.api.services.common import (
     reject_unknown,
     unwrap,
 )
-from herd.errors import InvalidSpec, NotFound, ResourceInUse
+from herd.errors import InvalidSpec, ResourceInUse
 from herd.store.events import record
 from herd.store.lookup import find
-from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
+from herd.store.models import ClusterRow, NodeRow, ProfileRow
 
 
-def _spec_map(data: Mapping[str, Any]) -> dict[str, Any]:
+def spec_map(data: Mapping[str, Any]) -> dict[str, Any]:
     spec = data.get("spec")
     if spec is None:
         raise InvalidSpec("'spec' is a required property", field="spec")
@@ -44,7 +44,7 @@ def _spec_map(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def parse_profile_spec(services: Services, data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """Validate a profile spec through the driver registry; return (type, spec)."""
-    spec = _spec_map(data)
+    spec = spec_map(data)
     if spec.get("type") is None:
         raise InvalidSpec("The 'type' key is missing from the provided spec map.", field="type")
     if spec.get("version") is None:
@@ -60,7 +60,7 @@ def parse_profile_spec(services: Services, data: Mapping[str, Any]) -> tuple[str
     return type_name, spec
 
 
-def _event(
+def sync_event(
     session: Session, services: Services, ctx: RequestContext, kind: str, row: Any, what: str
 ) -> None:
     record(
@@ -99,7 +99,7 @@ def create_profile(
         updated_at=None,
     )
     session.add(row)
-    _event(session, services, ctx, "profile", row, "PROFILE_CREATE")
+    sync_event(session, services, ctx, "profile", row, "PROFILE_CREATE")
     return row
 
 
@@ -137,7 +137,7 @@ def update_profile(
         row.meta_data = metadata
     if name is not None or metadata is not None:
         row.updated_at = services.now()
-        _event(session, services, ctx, "profile", row, "PROFILE_UPDATE")
+        sync_event(session, services, ctx, "profile", row, "PROFILE_UPDATE")
     return row
 
 
@@ -156,93 +156,5 @@ def delete_profile(
     )
     if used:
         raise ResourceInUse(in_use)
-    _event(session, services, ctx, "profile", row, "PROFILE_DELETE")
+    sync_event(session, services, ctx, "profile", row, "PROFILE_DELETE")
     deletions.delete_now(session, services, ctx, "profile", row, in_use)
-
-
-def parse_policy_spec(services: Services, data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    spec = data.get("spec")
-    if spec is None:
-        raise InvalidSpec("'spec' is a required property", field="spec")
-    type_name, _policy = services.policies.create(spec)
-    return type_name, _spec_map(data)
-
-
-def create_policy(
-    session: Session, services: Services, ctx: RequestContext, body: Any
-) -> PolicyRow:
-    data = unwrap(body, "policy")
-    reject_unknown(data, ("name", "spec"))
-    name = get_name(data)
-    type_name, spec = parse_policy_spec(services, data)
-    now = services.now()
-    row = PolicyRow(
-        id=str(uuid.uuid4()),
-        name=name,
-        type=type_name,
-        spec=spec,
-        data={},
-        user=ctx.user,
-        project=ctx.project,
-        domain="",
-        created_at=now,
-        updated_at=None,
-    )
-    session.add(row)
-    _event(session, services, ctx, "policy", row, "POLICY_CREATE")
-    return row
-
-
-def validate_policy(services: Services, ctx: RequestContext, body: Any) -> PolicyRow:
-    data = unwrap(body, "policy")
-    reject_unknown(data, ("spec",))
-    type_name, spec = parse_policy_spec(services, data)
-    return PolicyRow(
-        id=None,
-        name="validated_policy",
-        type=type_name,
-        spec=spec,
-        data={},
-        user=ctx.user,
-        project=ctx.project,
-        domain="",
-        created_at=services.now(),
-        updated_at=None,
-    )
-
-
-def update_policy(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
-) -> PolicyRow:
-    data = unwrap(body, "policy")
-    reject_unknown(data, ("name",))
-    row = find(session, PolicyRow, identity, ctx.scope(), "policy")
-    deletions.hide_from_agent(session, ctx, "policy", row)
-    refuse_if_deleting(session, "policy", [row.id])
-    if data.get("name") is not None:
-        row.name = get_name(data)
-        row.updated_at = services.now()
-        _event(session, services, ctx, "policy", row, "POLICY_UPDATE")
-    return row
-
-
-def delete_policy(session: Session, services: Services, ctx: RequestContext, identity: str) -> None:
-    row = find(session, PolicyRow, identity, ctx.scope(), "policy")
-    in_use = f"The policy '{row.id}' cannot be deleted: still attached to some clusters."
-    if session.scalar(select(exists().where(BindingRow.policy_id == row.id))):
-        raise ResourceInUse(in_use)
-    _event(session, services, ctx, "policy", row, "POLICY_DELETE")
-    deletions.delete_now(session, services, ctx, "policy", row, in_use)
-
-
-def policy_type_detail(services: Services, name: str) -> dict[str, Any]:
-    for entry in services.policies.types():
-        if entry.get("name") == name:
-            try:
-                cls = services.policies.resolve_full(name)
-            except InvalidSpec:
-                cls = None
-            schema = getattr(cls, "schema_description", None)
-            described = schema() if callable(schema) else {}
-            return {**entry, "schema": described}
-    raise NotFound("policy_type", name)
