@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
 
-from herd.api.deps import ServicesDep
+from herd.api.deps import Services, ServicesDep
 from herd.api.microversion import APIVersion, request_version
 from herd.errors import Forbidden, Unauthorized
 from herd.store import tokens
@@ -56,7 +57,12 @@ class RequestContext:
         return Scope(self.project, all_projects=True)
 
 
-def get_context(request: Request, services: ServicesDep) -> RequestContext:
+async def get_context(request: Request, services: ServicesDep) -> RequestContext:
+    """The caller: admin of the default project (``auth: none``) or a token's holder.
+
+    Async so that FastAPI does not hop to its thread pool for it on every request; only
+    the token lookup, which reads the database, runs in the pool.
+    """
     version = request_version(request)
     settings = services.settings
     if settings.auth == "none":
@@ -64,6 +70,10 @@ def get_context(request: Request, services: ServicesDep) -> RequestContext:
     secret = request.headers.get(TOKEN_HEADER)
     if not secret:
         raise Unauthorized("Authentication required: send a token in X-Auth-Token.")
+    return await run_in_threadpool(_token_context, services, secret, version)
+
+
+def _token_context(services: Services, secret: str, version: APIVersion) -> RequestContext:
     with services.database.read() as session:
         row = tokens.lookup(session, secret, services.now())
         if row is None:

@@ -54,7 +54,7 @@ class Services:
         return self.clock() - self.settings.engine_dead_after
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
     services: Services = request.app.state.herd
     return services
 
