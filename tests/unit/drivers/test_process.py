@@ -140,7 +140,8 @@ def test_stubborn_process_is_killed_after_stop_timeout(driver: ProcessDriver) ->
     began = time.monotonic()
     driver.delete(_ref(created, request))
     elapsed = time.monotonic() - began
-    assert 0.45 <= elapsed < 4
+    # It waited the stop timeout before the kill (the upper bound only catches a hang).
+    assert 0.45 <= elapsed < 30
     assert not _alive(created.data["pid"])
 
 
