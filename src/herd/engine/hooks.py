@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -26,6 +27,7 @@ from herd.store.models import ActionRow, HookDeliveryRow, NodeRow
 from herd.types import ActionStatus, NodeStatus
 
 MESSAGE_TTL = 300
+SEND_CONCURRENCY = 8
 
 
 def hook_message(token: str, node: NodeRow) -> dict[str, Any]:
@@ -54,13 +56,26 @@ class HookWaiter:
                 .join(NodeRow, NodeRow.id == ActionRow.target)
                 .where(ActionRow.id.in_(child_ids))
             ).all()
-        with httpx.Client(timeout=self.ctx.settings.webhook_timeout) as client:
-            for child_id, status, node in rows:
-                if status != ActionStatus.WAITING_LIFECYCLE_COMPLETION.value:
-                    continue
-                message = hook_message(child_id, node)
-                destination, error, attempts = self._deliver(client, hook_type, params, message)
-                self._record(ex, child_id, node, hook_type, destination, error, attempts, timeout)
+        waiting = [
+            (child_id, node)
+            for child_id, status, node in rows
+            if status == ActionStatus.WAITING_LIFECYCLE_COMPLETION.value
+        ]
+        if not waiting:
+            return
+
+        def send(child_id: str, node: NodeRow) -> None:
+            message = hook_message(child_id, node)
+            destination, error, attempts = self._deliver(client, hook_type, params, message)
+            self._record(ex, child_id, node, hook_type, destination, error, attempts, timeout)
+
+        # Messages go out side by side: one victim's retries against a dead receiver must
+        # not hold back the messages (and the waits) of all the others.
+        with (
+            httpx.Client(timeout=self.ctx.settings.webhook_timeout) as client,
+            ThreadPoolExecutor(min(SEND_CONCURRENCY, len(waiting))) as senders,
+        ):
+            list(senders.map(lambda item: send(*item), waiting))
 
     def _deliver(
         self,

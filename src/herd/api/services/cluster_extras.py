@@ -93,7 +93,8 @@ def lifecycle_heartbeat(
     action, params = _waiting_child(session, cluster, raw, "lifecycle_heartbeat")
     reject_unknown(params, ("lifecycle_action_token",))
     parent = session.get(ActionRow, action.parent_id) if action.parent_id else None
-    timeout = float(((parent.data if parent else {}) or {}).get("hooks", {}).get("timeout") or 0)
+    hooks = ((parent.data if parent else None) or {}).get("hooks") or {}
+    timeout = float(hooks.get("timeout") or 0)
     action.hook_deadline = services.now() + timeout
     action.updated_at = services.now()
     return {"action": action.id, "deadline": action.hook_deadline}
