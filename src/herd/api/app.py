@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from herd.api import errors
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
 from herd.api.microversion import MicroversionMiddleware
+from herd.api.openapi import install_openapi
 from herd.api.routers import (
     actions,
     cluster_actions,
@@ -143,4 +144,5 @@ def create_app(
         deletions,
     ):
         app.include_router(module.router)
+    install_openapi(app)
     return app
