@@ -27,7 +27,7 @@ def test_s6_per_group_counts_and_criteria(api: Api, key: str, version: str) -> N
     assert action["data"] == {
         "status": "OK",
         "reason": "Candidates generated",
-        "deletion": deletion_data(expected, **{key: {"G-1": 2, "G-2": 1}}),
+        "deletion": deletion_data(expected) | {key: {"G-1": 2, "G-2": 1}},
     }
     left = set(api.member_ids(cluster))
     assert left == {groups["G-1"][2], groups["G-1"][3], groups["G-2"][1]}
@@ -49,9 +49,9 @@ def test_s6_short_group_is_clamped_and_redistributed(api: Api, key: str) -> None
     # Senlin crashed here (IndexError); herd takes G-2's share from G-1.
     assert action["status"] == "SUCCEEDED", action["status_reason"]
     youngest = list(reversed(groups["G-1"]))[:3]
-    assert action["data"]["deletion"] == deletion_data(
-        youngest, destroy=False, **{key: {"G-1": 2, "G-2": 1}}
-    )
+    assert action["data"]["deletion"] == deletion_data(youngest, destroy=False) | {
+        key: {"G-1": 2, "G-2": 1}
+    }
     assert set(api.member_ids(cluster)) == {groups["G-1"][0], *groups["G-2"]}
     for orphan in youngest:
         node = api.node(orphan)
