@@ -30,8 +30,10 @@ from herd.api.routers import (
     member_health,
     nodes,
     profiles,
+    receivers,
     types,
     versions,
+    webhooks,
 )
 from herd.api.routers import policies as policy_routes
 from herd.config import Settings
@@ -142,6 +144,8 @@ def create_app(
         actions,
         events,
         deletions,
+        receivers,
+        webhooks,
     ):
         app.include_router(module.router)
     install_openapi(app)

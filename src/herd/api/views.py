@@ -24,6 +24,7 @@ from herd.store.models import (
     NodeRow,
     PolicyRow,
     ProfileRow,
+    ReceiverRow,
 )
 
 V1_13 = APIVersion(1, 13)
@@ -289,3 +290,22 @@ def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[dict[s
         )
         for row in rows
     ]
+
+
+def receiver_view(row: ReceiverRow, channel: dict[str, str] | None = None) -> dict[str, Any]:
+    """A receiver as Senlin shows it; ``channel`` replaces the stored (masked) one once."""
+    return {
+        "id": row.id,
+        "name": row.name,
+        "type": row.type,
+        "cluster_id": row.cluster_id,
+        "action": row.action,
+        "actor": row.actor or {},
+        "params": row.params or {},
+        "channel": channel if channel is not None else (row.channel or {}),
+        "user": row.user,
+        "project": row.project,
+        "domain": row.domain,
+        "created_at": isotime(row.created_at),
+        "updated_at": isotime(row.updated_at),
+    }
