@@ -4,9 +4,6 @@
 ``/health`` (a JSON body naming the node from its ``HERD_*`` environment) and
 stops cleanly on SIGTERM or SIGINT. With ``--unhealthy-file PATH``, ``/health``
 answers 503 while that file exists, so a test can make a live node unhealthy.
-``GET /metrics`` serves a ``herd_testserver_load`` gauge in Prometheus' text format;
-``PUT /control/load`` with ``{"load": 90}`` sets it (0 at start), so a test can make
-Prometheus alert on a member's load.
 """
 
 from __future__ import annotations
@@ -23,7 +20,12 @@ from types import FrameType
 
 
 class LoadGauge:
-    """The load this server reports on ``/metrics`` (one server per process)."""
+    """The load this server reports (one server per process), for Prometheus.
+
+    ``GET /metrics`` serves it as the ``herd_testserver_load`` gauge in Prometheus' text
+    format; ``PUT /control/load`` with ``{"load": 90}`` sets it (0 at start), so a test
+    can make Prometheus alert on a member's load.
+    """
 
     def __init__(self) -> None:
         self.value = 0.0
