@@ -17,6 +17,7 @@ from fastapi import FastAPI
 
 from herd.api import errors
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
+from herd.api.heartbeat import ApiHeartbeat
 from herd.api.microversion import MicroversionMiddleware
 from herd.api.routers import (
     actions,
@@ -32,6 +33,7 @@ from herd.api.routers import (
     types,
     versions,
 )
+from herd.api.routers import services as service_routes
 from herd.api.routers import policies as policy_routes
 from herd.config import Settings
 from herd.store.database import Database
@@ -93,8 +95,11 @@ def create_app(
         regions = Regions.from_settings(settings)
         services.extra["regions"] = regions
 
+    heartbeat = ApiHeartbeat(settings, db, services.clock)
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        heartbeat.start()
         if run_engine:
             from herd.engine.service import EngineService
 
@@ -113,6 +118,7 @@ def create_app(
             if services.engine is not None:
                 services.engine.stop()
                 services.engine = None
+            heartbeat.stop()
             if regions is not None:
                 regions.close()
             if owns_database:
@@ -141,6 +147,7 @@ def create_app(
         actions,
         events,
         deletions,
+        service_routes,
     ):
         app.include_router(module.router)
     return app

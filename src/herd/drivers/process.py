@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
+from herd.drivers.operations import PROCESS_OPERATIONS, OperationSpec
+from herd.drivers.process_ops import ProcessOperationsMixin
 from herd.drivers.process_spec import (
     PROPERTIES_SCHEMA,
     seconds_value,
@@ -60,7 +62,7 @@ def _log_tail(path: Path, limit: int = 2000) -> str:
         return ""
 
 
-class ProcessDriver(Driver):
+class ProcessDriver(ProcessOperationsMixin, Driver):
     """Runs each node as a local process; see ``docs/drivers.md``."""
 
     profile_type = "herd.process"
@@ -69,6 +71,7 @@ class ProcessDriver(Driver):
         "1.0": [{"status": "SUPPORTED", "since": "2025.01"}]
     }
     properties_schema: ClassVar[dict[str, dict[str, Any]]] = PROPERTIES_SCHEMA
+    operations_schema: ClassVar[Mapping[str, OperationSpec]] = PROCESS_OPERATIONS
 
     def __init__(self, data_dir: Path, owner: str = "herd", *, spawn_grace: float = 0.2) -> None:
         """Create a driver keeping logs and state files under ``data_dir/nodes``.

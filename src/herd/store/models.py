@@ -287,3 +287,18 @@ for _model, _kind in (
     (PolicyRow, "policy"),
 ):
     _drop_tombstone_with(_model, _kind)
+
+
+# -- API processes (GET /v1/services) --------------------------------------------------------
+
+
+class ApiServiceRow(Base):
+    """A running ``herd serve`` API process; engines are listed from ``engines``."""
+
+    __tablename__ = "api_services"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[float] = mapped_column(Float)
+    heartbeat_at: Mapped[float] = mapped_column(Float, index=True)
