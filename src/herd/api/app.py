@@ -33,8 +33,8 @@ from herd.api.routers import (
     types,
     versions,
 )
-from herd.api.routers import services as service_routes
 from herd.api.routers import policies as policy_routes
+from herd.api.routers import services as service_routes
 from herd.config import Settings
 from herd.store.database import Database
 

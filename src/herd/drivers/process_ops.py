@@ -114,7 +114,9 @@ def run_process_operation(
     raise DriverError(f"unknown operation '{operation}'")
 
 
-def reboot_process(driver: ProcessDriver, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
+def reboot_process(
+    driver: ProcessDriver, ref: ResourceRef, request: NodeRequest
+) -> CreatedResource:
     """Stop the node's process (stop signal, then SIGKILL) and start the same command again."""
     target = _alive_target(driver, ref)
     if target is not None:

@@ -16,7 +16,6 @@ from herd.drivers.process import ProcessDriver
 from herd.drivers.sim import SimDriver
 from herd.errors import InvalidSpec, NotFound
 
-
 #: prefixes of Senlin's built-in profile types
 SENLIN_TYPE_PREFIXES = ("os.", "container.")
 

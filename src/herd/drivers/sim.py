@@ -33,7 +33,7 @@ _DEFAULTS: dict[str, Any] = {
 
 
 class _SimServer:
-    __slots__ = ("broken", "node_id", "region_name", "reboots", "signals", "state", "zone")
+    __slots__ = ("broken", "node_id", "reboots", "region_name", "signals", "state", "zone")
 
     def __init__(self, node_id: str | None, zone: str | None, region_name: str | None) -> None:
         self.node_id = node_id  # None: a server herd did not create (see sim_ops.py)

@@ -36,13 +36,17 @@ class SimOperationsMixin:
         """Simulate a reboot: latency of a delete and a create; the server keeps its id."""
         driver = cast("SimDriver", self)
         props = request.properties
-        time.sleep(float(props.get("delete_latency") or 0) + float(props.get("create_latency") or 0))
+        time.sleep(
+            float(props.get("delete_latency") or 0) + float(props.get("create_latency") or 0)
+        )
         with driver._lock:
             server = _server(driver, ref.physical_id)
             server.reboots += 1
             server.state = "running"
             server.broken = None
-            return CreatedResource(str(ref.physical_id), {**server.data(), "reboots": server.reboots})
+            return CreatedResource(
+                str(ref.physical_id), {**server.data(), "reboots": server.reboots}
+            )
 
     def run_operation(
         self, ref: ResourceRef, request: NodeRequest, operation: str, params: Mapping[str, Any]

@@ -1,0 +1,1 @@
+"""Request bodies as pydantic models, one per body, parsed with Senlin's error texts."""
