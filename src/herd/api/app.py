@@ -19,6 +19,7 @@ from herd.api import errors
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
 from herd.api.heartbeat import ApiHeartbeat
 from herd.api.microversion import MicroversionMiddleware
+from herd.api.openapi import install_openapi
 from herd.api.routers import (
     actions,
     cluster_actions,
@@ -150,4 +151,5 @@ def create_app(
         service_routes,
     ):
         app.include_router(module.router)
+    install_openapi(app)
     return app

@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
+from herd.domain.values import parse_bool
 from herd.store.models import ClusterRow, NodeRow
 from herd.types import ClusterStatus, HealthStatus, NodeStatus
-
-
-def _truthy(value: object) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return bool(value)
 
 
 def node_snapshot(row: NodeRow, profile_created_at: float | None = None) -> NodeSnapshot:
@@ -32,7 +27,8 @@ def node_snapshot(row: NodeRow, profile_created_at: float | None = None) -> Node
         profile_created_at=profile_created_at,
         zone=placement.get("zone"),
         region=placement.get("region_name"),
-        protected=_truthy(metadata.get("protected", False)),
+        # The API refuses a value parse_bool cannot read; rows written before that read False.
+        protected=bool(parse_bool(metadata.get("protected", False))),
         deletion_cost=cost,
         tainted=row.tainted,
         physical_id=row.physical_id,

@@ -1,1 +1,1 @@
-"""Request bodies as pydantic models, one per body, parsed with Senlin's error texts."""
+"""Typed request bodies, one model per operation (see ``base.parse_body``)."""

@@ -1,13 +1,11 @@
-"""``PATCH /v1/actions/<id>`` (1.12)."""
+"""Body of ``PATCH /v1/actions/<id>`` (1.12)."""
 
 from __future__ import annotations
 
-from pydantic import StrictStr
-
-from herd.api.schemas.parsing import RequestModel
+from herd.api.schemas.base import Identity, RequestModel
 
 
 class ActionUpdate(RequestModel):
-    """``{"action": {"status": "CANCELLED"}}``; ``force`` comes in the query."""
+    """``{"action": {"status": "CANCELLED"}}``: the one change Senlin allows."""
 
-    status: StrictStr
+    status: Identity

@@ -11,15 +11,12 @@ now and their locks are released.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.errors import ActionImmutable
 from herd.api.schemas.actions import ActionUpdate
-from herd.api.schemas.parsing import parse_body
 from herd.errors import InvalidRequest
 from herd.store import actions as action_store
 from herd.store.events import record
@@ -98,14 +95,13 @@ def cancel_action(
     services: Services,
     ctx: RequestContext,
     identity: str,
-    body: Any,
+    request: ActionUpdate,
     force: bool,
 ) -> ActionRow:
     """Cancel an action and its children; 409 when it has already ended."""
-    update = parse_body(ActionUpdate, body, envelope="action")
-    if update.status != ActionStatus.CANCELLED.value:
+    if request.status != ActionStatus.CANCELLED.value:
         raise InvalidRequest(
-            f"Unknown status {update.status} for action {identity}", field="status"
+            f"Unknown status {request.status} for action {identity}", field="status"
         )
     row = find(session, ActionRow, identity, ctx.scope(), "action")
     if ActionStatus(row.status) not in CANCELLABLE:

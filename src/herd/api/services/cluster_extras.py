@@ -19,41 +19,28 @@ from sqlalchemy.orm import Session
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import require
-from herd.api.services.common import get_int, reject_unknown
-from herd.domain.sizing import validate_scale_count
-from herd.errors import Conflict, InvalidRequest, NotFound, PolicyRejected
+from herd.api.schemas.base import parse_body
+from herd.api.schemas.cluster_actions import (
+    CompleteLifecycleParams,
+    LifecycleHeartbeatParams,
+    PreviewScaleInParams,
+    ReplaceUnhealthyParams,
+)
+from herd.errors import Conflict, NotFound, PolicyRejected
 from herd.policies.preview import preview_scale_in
 from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
 from herd.store.snapshots import cluster_snapshot
 from herd.types import ActionName, ActionStatus
 
 
-def _params(raw: Any, name: str) -> dict[str, Any]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise InvalidRequest(f"The data provided for '{name}' is not a map", field=name)
-    return raw
-
-
 def replace_unhealthy(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, dict[str, Any]]:
-    params = _params(raw, "replace_unhealthy")
-    reject_unknown(params, ("batch_size",))
-    batch_size = get_int(params, "batch_size", minimum=1)
-    return ActionName.CLUSTER_REPLACE_UNHEALTHY, {"batch_size": batch_size or 1}
+    params = parse_body(ReplaceUnhealthyParams, raw, label="replace_unhealthy")
+    return ActionName.CLUSTER_REPLACE_UNHEALTHY, {"batch_size": params.batch_size or 1}
 
 
-def _waiting_child(
-    session: Session, cluster: ClusterRow, raw: Any, name: str
-) -> tuple[ActionRow, dict[str, Any]]:
-    params = _params(raw, name)
-    token = params.get("lifecycle_action_token")
-    if not isinstance(token, str) or not token:
-        raise InvalidRequest(
-            "'lifecycle_action_token' is a required property", field="lifecycle_action_token"
-        )
+def _waiting_child(session: Session, cluster: ClusterRow, token: str) -> ActionRow:
     action = session.get(ActionRow, token)
     if action is None or action.cluster_id != cluster.id:
         raise NotFound("action", token, f"The action '{token}' could not be found.")
@@ -64,22 +51,16 @@ def _waiting_child(
             f"The action '{token}' is not waiting for lifecycle completion "
             f"(status: {action.status})."
         )
-    return action, params
+    return action
 
 
 def complete_lifecycle(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> dict[str, Any]:
     require(ctx.version, "1.9")
-    action, params = _waiting_child(session, cluster, raw, "complete_lifecycle")
-    reject_unknown(params, ("lifecycle_action_token", "lifecycle_action_result"))
-    result = str(params.get("lifecycle_action_result", "CONTINUE")).upper()
-    if result not in ("CONTINUE", "ABANDON"):
-        raise InvalidRequest(
-            f"'{params.get('lifecycle_action_result')}' must be one of the allowed values: "
-            "CONTINUE, ABANDON",
-            field="lifecycle_action_result",
-        )
+    params = parse_body(CompleteLifecycleParams, raw, label="complete_lifecycle")
+    action = _waiting_child(session, cluster, params.lifecycle_action_token)
+    result = params.lifecycle_action_result or "CONTINUE"
     action.status = ActionStatus.READY.value
     action.status_reason = "Lifecycle complete."
     action.data = {**(action.data or {}), "lifecycle_result": result}
@@ -90,8 +71,8 @@ def complete_lifecycle(
 def lifecycle_heartbeat(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> dict[str, Any]:
-    action, params = _waiting_child(session, cluster, raw, "lifecycle_heartbeat")
-    reject_unknown(params, ("lifecycle_action_token",))
+    params = parse_body(LifecycleHeartbeatParams, raw, label="lifecycle_heartbeat")
+    action = _waiting_child(session, cluster, params.lifecycle_action_token)
     parent = session.get(ActionRow, action.parent_id) if action.parent_id else None
     hooks = ((parent.data if parent else None) or {}).get("hooks") or {}
     timeout = float(hooks.get("timeout") or 0)
@@ -103,9 +84,8 @@ def lifecycle_heartbeat(
 def preview(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> dict[str, Any]:
-    params = _params(raw, "preview_scale_in")
-    reject_unknown(params, ("count",))
-    count = validate_scale_count(params.get("count"), "scale-in")
+    params = parse_body(PreviewScaleInParams, raw, label="preview_scale_in")
+    count = params.count
     members = session.scalars(
         select(NodeRow).where(NodeRow.cluster_id == cluster.id).order_by(NodeRow.index)
     ).all()
