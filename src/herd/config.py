@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     max_nodes_per_cluster: int = 100_000
     lock_retry_times: int = 3
     lock_retry_interval: float = 1.0
+    #: the ``signal`` operation may send SIGKILL and SIGSTOP (refused by default)
+    allow_uncatchable_signals: bool = False
 
     #: Zaqar v2 endpoint used by ``type: zaqar`` lifecycle hooks
     zaqar_url: str | None = None

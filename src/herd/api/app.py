@@ -22,7 +22,9 @@ from herd.api.microversion import MicroversionMiddleware
 from herd.api.openapi import install_openapi
 from herd.api.routers import (
     actions,
+    adopt,
     cluster_actions,
+    cluster_metadata,
     cluster_policies,
     clusters,
     deletions,
@@ -30,6 +32,7 @@ from herd.api.routers import (
     health,
     member_health,
     nodes,
+    operations,
     profiles,
     types,
     versions,
@@ -149,6 +152,9 @@ def create_app(
         events,
         deletions,
         service_routes,
+        adopt,
+        cluster_metadata,
+        operations,
     ):
         app.include_router(module.router)
     install_openapi(app)

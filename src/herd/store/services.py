@@ -39,7 +39,7 @@ def beat_api(session: Session, service_id: str, host: str, pid: int, now: float)
     """Refresh an API process's heartbeat (re-adding its row if somebody forgot it)."""
     changed = session.execute(
         update(ApiServiceRow).where(ApiServiceRow.id == service_id).values(heartbeat_at=now)
-    ).rowcount
+    ).rowcount  # type: ignore[attr-defined]
     if not changed:
         register_api(session, service_id, host, pid, now)
 
@@ -51,7 +51,7 @@ def unregister_api(session: Session, service_id: str) -> None:
 def forget_api_before(session: Session, before: float) -> int:
     """Delete API rows whose heartbeat stopped before ``before``; return how many."""
     result = session.execute(delete(ApiServiceRow).where(ApiServiceRow.heartbeat_at < before))
-    return int(result.rowcount or 0)
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 def all_services(session: Session) -> list[ServiceRecord]:

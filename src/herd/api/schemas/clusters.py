@@ -55,3 +55,9 @@ class ClusterMetadata(RequestModel):
     """``{"metadata": {...}}`` of openstacksdk's ``set_cluster_metadata`` (merge or replace)."""
 
     metadata: JsonMap = None
+
+
+class ClusterMetadataItem(RequestModel):
+    """``{"meta": {key: value}}`` of ``PUT /v1/clusters/<id>/metadata/<key>``."""
+
+    meta: JsonMap = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonpath_ng import parse as parse_jsonpath
+from jsonpath_ng.parser import parse as parse_jsonpath
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
