@@ -69,9 +69,10 @@ class DriverRegistry:
                 # Senlin's own types (os.nova.server, os.heat.stack, container.dockerinc...)
                 # drive OpenStack services that herd does not talk to.
                 raise InvalidSpec(
-                    f"The specified profile type ({name}) is one of Senlin's OpenStack "
-                    "profile types, which herd does not provide: herd runs nodes as local "
-                    f"processes or simulated servers. Supported types: {supported}.",
+                    f"The specified profile type ({name}) is not supported. It is one of "
+                    "Senlin's OpenStack profile types, which herd does not provide: herd runs "
+                    f"nodes as local processes or simulated servers. Supported types: "
+                    f"{supported}.",
                     field="type",
                 )
             raise InvalidSpec(

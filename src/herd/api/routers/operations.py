@@ -9,13 +9,17 @@ from fastapi.responses import JSONResponse
 
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
+from herd.api.schemas.base import openapi_body
+from herd.api.schemas.operations import ClusterOperationRequest, NodeOperationRequest
 from herd.api.services import operations as service
 from herd.api.services.common import location
 
 router = APIRouter(prefix="/v1", tags=["operations"])
 
 
-@router.post("/nodes/{node_id}/ops", status_code=202)
+@router.post(
+    "/nodes/{node_id}/ops", status_code=202, openapi_extra=openapi_body(NodeOperationRequest)
+)
 def node_operation(
     node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> JSONResponse:
@@ -25,7 +29,11 @@ def node_operation(
     return JSONResponse({"action": action.id}, status_code=202, headers=location(action.id))
 
 
-@router.post("/clusters/{cluster_id}/ops", status_code=202)
+@router.post(
+    "/clusters/{cluster_id}/ops",
+    status_code=202,
+    openapi_extra=openapi_body(ClusterOperationRequest),
+)
 def cluster_operation(
     cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> JSONResponse:

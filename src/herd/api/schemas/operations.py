@@ -8,7 +8,7 @@ inner map with other keys is taken as the parameters (docs/api.md).
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from herd.api.schemas.base import JsonMap, RequestModel
 
@@ -20,3 +20,33 @@ class ClusterOperation(RequestModel):
     filters: JsonMap = Field(
         default=None, description="Member filters: name, profile_id, status, role."
     )
+
+
+class NodeOperationRequest(RequestModel):
+    """``{"<operation>": {<params>}}``: exactly one key, an operation of the node's profile type.
+
+    The fields are the operations of herd's built-in types, for the OpenAPI document;
+    other drivers may have others, so the body is checked against the node's type.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    reboot: JsonMap = None
+    stop: JsonMap = None
+    start: JsonMap = None
+    signal: JsonMap = Field(default=None, description='{"signal": "SIGHUP"}')
+    pause: JsonMap = None
+    unpause: JsonMap = None
+
+
+class ClusterOperationRequest(RequestModel):
+    """``{"<operation>": {"params": {...}, "filters": {...}}}`` (one key)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    reboot: ClusterOperation | None = None
+    stop: ClusterOperation | None = None
+    start: ClusterOperation | None = None
+    signal: ClusterOperation | None = None
+    pause: ClusterOperation | None = None
+    unpause: ClusterOperation | None = None
