@@ -84,6 +84,7 @@ def adopt_node(
         updated_at=None,
     )
     session.add(profile)
+    session.flush()  # the node row refers to it (no ORM relationship orders the inserts)
     sync_event(session, services, ctx, "profile", profile, "PROFILE_CREATE")
     node = NodeRow(
         id=str(uuid.uuid4()),
