@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from tests.functional.engine.harness import Harness, running_engine
 
-from herd.drivers.procfs import read_proc
 from herd.drivers.process_ops import process_state
+from herd.drivers.procfs import read_proc
 from herd.drivers.sim import SimDriver
 from herd.types import ActionName
 
