@@ -17,6 +17,7 @@ from fastapi import FastAPI
 
 from herd.api import errors
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
+from herd.api.head import HeadAsGetMiddleware
 from herd.api.heartbeat import ApiHeartbeat
 from herd.api.microversion import MicroversionMiddleware
 from herd.api.openapi import install_openapi
@@ -137,6 +138,7 @@ def create_app(
     app.state.herd = services
     errors.install(app)
     app.add_middleware(MicroversionMiddleware)
+    app.add_middleware(HeadAsGetMiddleware)
     for module in (
         versions,
         health,
