@@ -221,6 +221,7 @@ def _walk(
     profile = osc.json("cluster profile create", "--spec-file", sim_file, "sim")
     assert profile["type"] == "herd.sim-1.0"
     slow = osc.json("cluster profile create", "--spec-file", osc.spec("slow", SLOW_SPEC), "slow")
+    assert slow["name"] == "slow"
     message = osc.fails("cluster profile create", "--spec-file", osc.spec("nova", NOVA_SPEC), "n")
     assert "(os.nova.server-1.0) is not supported" in message
     assert "Supported types: herd.process-1.0, herd.sim-1.0." in message
