@@ -16,7 +16,7 @@ import sys
 
 
 def run(argv: list[str]) -> dict[str, object]:
-    from openstackclient.shell import main
+    from openstackclient.shell import main  # type: ignore[import-untyped]
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

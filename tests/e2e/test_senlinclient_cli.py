@@ -268,8 +268,10 @@ def _walk(
         osc.json("cluster policy binding show", "--policy", "deletion", "web")["policy_id"]
         == (policy["id"])
     )
-    out = osc("cluster policy binding update", "--policy", "deletion", "--enabled", "false", "web")
-    _accepted(herd_server, out.stdout)
+    updated_binding = osc(
+        "cluster policy binding update", "--policy", "deletion", "--enabled", "false", "web"
+    )
+    _accepted(herd_server, updated_binding.stdout)
     assert (
         osc.json("cluster policy binding show", "--policy", "deletion", "web")["is_enabled"]
         is False

@@ -151,7 +151,7 @@ def test_uncatchable_signal_allowed_by_the_operator(
 
 def test_cluster_operation_in_senlins_form_with_filters(client: TestClient) -> None:
     cluster, nodes = _members(client)
-    body = {"signal": {"params": {"signal": "SIGUSR1"}, "filters": {"role": "web"}}}
+    body: dict[str, Any] = {"signal": {"params": {"signal": "SIGUSR1"}, "filters": {"role": "web"}}}
     r = client.post(f"/v1/clusters/{cluster}/ops", json=body, headers=V14)
     assert r.status_code == 202, r.text
     row = _action(client, r.json()["action"])
