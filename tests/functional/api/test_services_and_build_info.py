@@ -121,3 +121,11 @@ def test_out_of_range_microversion_is_senlins_406(client: TestClient) -> None:
             "is '1.14'.",
             "InvalidGlobalAPIVersion",
         )
+
+
+def test_head_answers_like_get_without_a_body(client: TestClient) -> None:
+    get = client.get("/v1/clusters")
+    head = client.head("/v1/clusters")
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-length"] == get.headers["content-length"]
+    assert client.head("/v1/clusters/nope").status_code == 404
