@@ -233,3 +233,30 @@ def test_unknown_operation_stored_directly_fails(harness: Harness, operation: st
     action = _operate(harness, node.id, operation)
     assert action.status == "FAILED"
     assert "is not supported by the profile type 'herd.sim-1.0'" in action.status_reason
+
+
+def test_operations_run_with_enabled_policies_attached(harness: Harness) -> None:
+    cluster = harness.cluster(2)
+    harness.attach(
+        cluster,
+        {"type": "senlin.policy.deletion", "version": "1.1", "properties": {}},
+        name="del",
+    )
+    harness.attach(
+        cluster,
+        {
+            "type": "senlin.policy.scaling",
+            "version": "1.0",
+            "properties": {"event": "CLUSTER_SCALE_IN"},
+        },
+        name="scale",
+    )
+    members = harness.nodes(cluster)
+    action = harness.run(
+        ActionName.CLUSTER_OPERATION,
+        cluster,
+        {"operation": "reboot", "params": {}, "nodes": [n.id for n in members]},
+    )
+    assert action.status == "SUCCEEDED", action.status_reason
+    assert _operate(harness, members[0].id, "stop").status == "SUCCEEDED"
+    assert [n.status for n in harness.nodes(cluster)] == ["ACTIVE", "ACTIVE"]
