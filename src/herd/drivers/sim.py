@@ -13,7 +13,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
@@ -77,8 +77,13 @@ class SimDriver(SimOperationsMixin, Driver):
     }
     operations_schema: ClassVar[Mapping[str, OperationSpec]] = SIM_OPERATIONS
 
-    def __init__(self) -> None:
-        """Create an empty simulated cloud."""
+    def __init__(self, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        """Create an empty simulated cloud.
+
+        Args:
+            sleep: how latency is spent (injectable so tests can observe it).
+        """
+        self._sleep = sleep
         self._servers: dict[str, _SimServer] = {}
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
@@ -115,7 +120,7 @@ class SimDriver(SimOperationsMixin, Driver):
         """Make a simulated server after ``create_latency``; may fail at ``failure_rate``."""
         props = {**_DEFAULTS, **request.properties}
         if props["create_latency"]:
-            time.sleep(float(props["create_latency"]))
+            self._sleep(float(props["create_latency"]))
         zone = request.placement.get("zone") or props["zone"]
         region_name = request.placement.get("region_name") or props["region"]
         server = _SimServer(request.node_id, zone, region_name)
@@ -131,7 +136,7 @@ class SimDriver(SimOperationsMixin, Driver):
         """Forget the server after ``delete_latency``; may fail at ``delete_failure_rate``."""
         props = {**_DEFAULTS, **ref.properties}
         if props["delete_latency"]:
-            time.sleep(float(props["delete_latency"]))
+            self._sleep(float(props["delete_latency"]))
         with self._lock:
             rate = float(props["delete_failure_rate"])
             if rate and self._draw(props) < rate:
