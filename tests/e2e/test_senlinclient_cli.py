@@ -25,6 +25,7 @@ import httpx
 import pytest
 import yaml
 from tests.e2e.server import HerdServer
+from tests.waiting import wait_for_action
 
 pytestmark = pytest.mark.e2e
 
@@ -136,14 +137,9 @@ class OpenStackCli:
         return str(path)
 
 
-def _wait(server: HerdServer, action_id: str, timeout: float = 60) -> dict[str, Any]:
-    end = time.time() + timeout
-    while time.time() < end:
-        action: dict[str, Any] = httpx.get(f"{server.url}/v1/actions/{action_id}").json()["action"]
-        if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-            return action
-        time.sleep(0.1)
-    raise AssertionError(f"action {action_id} did not end")
+def _wait(server: HerdServer, action_id: str) -> dict[str, Any]:
+    with httpx.Client(base_url=server.url) as client:
+        return wait_for_action(client, action_id)
 
 
 def _accepted(server: HerdServer, output: str, status: str = "SUCCEEDED") -> dict[str, Any]:

@@ -8,7 +8,6 @@ state, which ``check`` reports.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -36,9 +35,9 @@ class SimOperationsMixin:
         """Simulate a reboot: latency of a delete and a create; the server keeps its id."""
         driver = cast("SimDriver", self)
         props = request.properties
-        time.sleep(
-            float(props.get("delete_latency") or 0) + float(props.get("create_latency") or 0)
-        )
+        latency = float(props.get("delete_latency") or 0) + float(props.get("create_latency") or 0)
+        if latency:
+            driver._sleep(latency)
         with driver._lock:
             server = _server(driver, ref.physical_id)
             server.reboots += 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import assert_error, mv, services
+from tests.waiting import wait_for_action
 
 from herd.config import Settings
 from herd.drivers.procfs import read_proc
@@ -256,22 +256,12 @@ def test_adopted_process_is_managed_like_any_node(
     )
 
     r = client.post(f"/v1/nodes/{node['id']}/actions", json={"check": {}})
-    check = _wait(client, r.json()["action"])
+    check = wait_for_action(client, r.json()["action"])
     assert check["status"] == "SUCCEEDED", check["status_reason"]
     assert client.get(f"/v1/nodes/{node['id']}").json()["node"]["health"] == "CHECK_COMPLETE"
 
     # Deleting the node stops the adopted process, as for a node herd started itself.
     r = client.delete(f"/v1/nodes/{node['id']}")
     assert r.status_code == 202
-    _wait(client, r.headers["Location"].rsplit("/", 1)[1])
+    wait_for_action(client, r.headers["Location"].rsplit("/", 1)[1])
     assert foreign_process.wait(timeout=20) is not None
-
-
-def _wait(client: TestClient, action_id: str, timeout: float = 30.0) -> dict[str, Any]:
-    end = time.time() + timeout
-    while time.time() < end:
-        action: dict[str, Any] = client.get(f"/v1/actions/{action_id}").json()["action"]
-        if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-            return action
-        time.sleep(0.05)
-    raise AssertionError(f"action {action_id} did not end")

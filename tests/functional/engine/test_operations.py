@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.functional.engine.harness import Harness, running_engine
+from tests.waiting import wait_for
 
 from herd.drivers.process_ops import process_state
 from herd.drivers.procfs import read_proc
@@ -52,13 +52,8 @@ def _alive(physical_id: str | None) -> bool:
     return info is not None and info.start_time == start and not info.zombie
 
 
-def _wait_for(predicate: Any, what: str, timeout: float = 20.0) -> None:
-    end = time.time() + timeout
-    while time.time() < end:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"still waiting for {what}")
+def _has_line(path: Path, line: str) -> Any:
+    return lambda: path.exists() and line in path.read_text().split()
 
 
 def _operate(harness: Harness, node_id: str, operation: str, **params: Any) -> Any:
@@ -74,7 +69,7 @@ def test_signal_is_delivered_to_the_process(harness: Harness, tmp_path: Path) ->
     action = _operate(harness, node.id, "signal", signal="SIGUSR1")
     assert action.status == "SUCCEEDED", action.status_reason
     assert action.status_reason == "Operation 'signal' succeeded."
-    _wait_for(lambda: log.exists() and "SIGUSR1" in log.read_text(), "SIGUSR1 in the log")
+    wait_for(lambda: log.exists() and "SIGUSR1" in log.read_text())
     after = harness.node(node.id)
     assert after is not None and after.status == "ACTIVE"
     assert after.status_reason == "Operation 'signal' succeeded"
@@ -147,7 +142,7 @@ def test_cluster_operation_runs_one_child_per_member(harness: Harness, tmp_path:
     assert {c.status for c in children} == {"SUCCEEDED"}
     for node in members:
         log = tmp_path / f"signals-{node.id}.log"
-        _wait_for(lambda log=log: log.exists() and "SIGHUP" in log.read_text(), "SIGHUP")
+        wait_for(_has_line(log, "SIGHUP"))
     after = harness.get_cluster(cluster)
     assert after is not None and after.status == "ACTIVE"
 
@@ -166,7 +161,7 @@ def test_uncatchable_signal_when_the_operator_allows_it(tmp_path: Path) -> None:
         cluster = harness.cluster(1, profile=_process_profile(harness, tmp_path))
         (node,) = harness.nodes(cluster)
         assert _operate(harness, node.id, "signal", signal="KILL").status == "SUCCEEDED"
-        _wait_for(lambda: not _alive(node.physical_id), "the process to die")
+        wait_for(lambda: not _alive(node.physical_id))
         harness.run(ActionName.CLUSTER_DELETE, cluster)
 
 
