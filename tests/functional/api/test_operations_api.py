@@ -197,6 +197,8 @@ def test_cluster_operation_errors(client: TestClient) -> None:
         "Unrecognizable parameter(s) 'x' for operation 'reboot'; its parameters are: none.",
     )
     error({"reboot": {"params": []}}, "The value ([]) is not a valid JSON map for 'params'.")
+    error({}, "No operation specified")
+    error({"stop": {}, "start": {}}, "Multiple operations specified")
     error(
         {"rebuild": {}},
         "The requested operation 'rebuild' is not supported by the profile type "

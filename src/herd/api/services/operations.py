@@ -36,14 +36,17 @@ FILTER_COLUMNS = {
 SENLIN_FORM_KEYS = frozenset({"params", "filters"})
 
 
-def _single(body: Any) -> tuple[str, Any]:
-    """The one ``{"<operation>": ...}`` key, with Senlin's texts."""
+def _single(body: Any, stop: str) -> tuple[str, Any]:
+    """The one ``{"<operation>": ...}`` key, with Senlin's texts.
+
+    Senlin ends these texts with a period for nodes and without one for clusters.
+    """
     if body is None or (isinstance(body, Mapping) and not body):
-        raise InvalidRequest("No operation specified.")
+        raise InvalidRequest(f"No operation specified{stop}")
     if not isinstance(body, Mapping):
         raise InvalidRequest("The data provided is not a map")
     if len(body) > 1:
-        raise InvalidRequest("Multiple operations specified.")
+        raise InvalidRequest(f"Multiple operations specified{stop}")
     name, inner = next(iter(body.items()))
     return str(name), inner
 
@@ -68,7 +71,7 @@ def node_operation(
     session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
 ) -> ActionRow:
     require(ctx.version, "1.4")
-    operation, params = _single(body)
+    operation, params = _single(body, ".")
     node = find(session, NodeRow, identity, ctx.scope(), "node")
     deletions.hide_from_agent(session, ctx, "node", node)
     checked = _validated(session, services, node.profile_id, operation, params)
@@ -101,7 +104,7 @@ def cluster_operation(
     session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
 ) -> ActionRow:
     require(ctx.version, "1.4")
-    operation, inner = _single(body)
+    operation, inner = _single(body, "")
     if isinstance(inner, Mapping) and set(inner) <= SENLIN_FORM_KEYS:
         request = parse_body(ClusterOperation, inner, label=operation)
         params: Any = request.params or {}
