@@ -25,7 +25,7 @@ from tests.e2e.server import HerdServer
 pytestmark = pytest.mark.e2e
 
 SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {}}
-SLOW_SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {"create_latency": 3}}
+SLOW_SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {"create_latency": 8}}
 DELETION_SPEC = {
     "type": "senlin.policy.deletion",
     "version": "1.1",
@@ -255,10 +255,11 @@ def test_every_proxy_method(herd_server: HerdServer, foreign_process: Any) -> No
 
     # -- teardown through the proxy --------------------------------------------------------
     _ok(c, c.detach_policy_from_cluster(cluster, policy.id))
-    c.delete_cluster(cluster, force_delete=False)
-    c.wait_for_delete(c.get_cluster(cluster.id), wait=60, interval=0.2)
-    c.delete_node(slow_node.id, ignore_missing=True, force_delete=True)
-    c.wait_for_delete(c.get_node(slow_node.id), wait=30, interval=0.2)
+    doomed_cluster, doomed_node = c.get_cluster(cluster.id), c.get_node(slow_node.id)
+    c.delete_cluster(doomed_cluster, force_delete=False)
+    c.wait_for_delete(doomed_cluster, wait=60, interval=0.2)
+    c.delete_node(doomed_node.id, ignore_missing=True, force_delete=True)
+    c.wait_for_delete(doomed_node, wait=30, interval=0.2)
     c.delete_policy(policy)
     for p in (profile, slow):
         c.delete_profile(p)

@@ -33,7 +33,7 @@ OPENSTACK = str(Path(sys.executable).parent / "openstack")
 RUNNER = Path(__file__).with_name("osc_runner.py")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {}}
-SLOW_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {"create_latency": 3}}
+SLOW_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {"create_latency": 8}}
 NOVA_SPEC = {"type": "os.nova.server", "version": "1.0", "properties": {"flavor": "m1.small"}}
 DELETION_SPEC = {
     "type": "senlin.policy.deletion",
