@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,18 @@ for sig in (signal.SIGHUP, signal.SIGUSR1):
 while True:
     time.sleep(0.05)
 """
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left(tmp_path: Path) -> Iterator[None]:
+    """Kill whatever node processes a test left (engines leave nodes running by design)."""
+    yield
+    marker = str((tmp_path / "data").resolve()).encode()
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if marker in (proc / "environ").read_bytes():
+                    os.killpg(int(proc.name), signal.SIGKILL)
 
 
 def _process_profile(harness: Harness, tmp_path: Path) -> str:
