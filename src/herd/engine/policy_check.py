@@ -113,6 +113,7 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
             return CheckResult(False, reason)
         data["status"] = CheckStatus.OK.value
         data["reason"] = decision.reason or data.get("reason", "")
+        ex.outputs.update(decision.outputs)
         if decision.touch_last_op:
             touched.append(bound.binding_id)
     if not data.get("reason"):

@@ -43,6 +43,9 @@ class Decision:
     reason: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     touch_last_op: bool = False  # the engine stamps the binding's last_op when True
+    #: herd's own record of the decision for the action's ``outputs`` (e.g. each victim and
+    #: the rule that ranked it), kept apart from ``data``, whose shape is Senlin's
+    outputs: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def ok(cls, data: Mapping[str, Any], reason: str = "") -> Decision:

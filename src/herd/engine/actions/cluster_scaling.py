@@ -18,6 +18,7 @@ from herd.engine.clusters import (
 )
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
+from herd.policies.deletion import victim_records
 from herd.policies.ranking import rank_victims
 from herd.store import actions as action_store
 from herd.store.models import ClusterRow, NodeRow
@@ -91,6 +92,7 @@ class ScalingHandlers:
         ranked = rank_victims(member_snapshots(ex, cluster_id), count, Criteria.RANDOM, ex.seed)
         if ranked.error:
             return ranked.error
+        ex.outputs["victims"] = victim_records(ranked.victims)
         return ranked.node_ids
 
     def shrink(
