@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint typecheck bench clean
+.PHONY: install serve test lint typecheck bench clean ui-vendor
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/victims.py
 	$(BIN)/python bench/health.py
 	$(BIN)/python bench/iallocator.py
+
+## Refresh the dashboard's vendored chart library (uPlot) from the npm registry.
+ui-vendor:
+	scripts/vendor-ui.sh $(VERSION)
 
 clean:
 	rm -rf $(VENV) herd-data .pytest_cache .mypy_cache

@@ -17,6 +17,7 @@ LAYERS = {
     "types": 0,
     "errors": 0,
     "config": 0,
+    "observability": 0,  # metrics and log context: a leaf every layer may record into
     "domain": 1,
     "policies": 2,
     "planner": 2,

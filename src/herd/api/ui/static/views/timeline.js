@@ -71,7 +71,7 @@ const opened = new Set();
 
 export function drawTimeline({ actions, names }) {
   if (!actions.length) return h("p", { class: "muted" }, "No action yet.");
-  return h("ol", { class: "timeline", reversed: true },
+  return h("ul", { class: "timeline" },
     actions.map((a) => {
       const took = a.end_time && a.start_time ? duration(a.end_time - a.start_time) : a.start_time ? "running" : "queued";
       return h("li", { "data-action": a.action, "data-status": a.status },
