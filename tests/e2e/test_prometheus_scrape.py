@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from tests.conftest import free_port
 from tests.e2e.server import HerdServer
 
@@ -109,8 +108,13 @@ def test_prometheus_scrapes_herd(tmp_path: Path, prometheus_for: Any) -> None:
         profile = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
         r = client.post(
             "/v1/clusters",
-            json={"cluster": {"name": "c", "profile_id": profile.json()["profile"]["id"],
-                              "desired_capacity": 2}},
+            json={
+                "cluster": {
+                    "name": "c",
+                    "profile_id": profile.json()["profile"]["id"],
+                    "desired_capacity": 2,
+                }
+            },
         )
         cluster = r.json()["cluster"]["id"]
         assert wait_action(client, r.headers["Location"])["status"] == "SUCCEEDED"

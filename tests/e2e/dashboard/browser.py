@@ -33,7 +33,9 @@ ARGS = (
 def require_chromium() -> None:
     missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
     if missing:
-        pytest.skip(f"headless browser tests need Debian's chromium and chromium-driver: {missing} absent")
+        pytest.skip(
+            f"headless browser tests need Debian's chromium and chromium-driver: {missing} absent"
+        )
 
 
 @contextmanager
@@ -56,7 +58,9 @@ def chromium() -> Iterator[Any]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def wait_until(driver: Any, check: Callable[[Any], Any], timeout: float = 30.0, what: str = "") -> Any:
+def wait_until(
+    driver: Any, check: Callable[[Any], Any], timeout: float = 30.0, what: str = ""
+) -> Any:
     from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
     end = time.monotonic() + timeout

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
-from herd.config import RegionConfig
 from tests.conftest import free_port
 from tests.e2e.server import HerdServer
+
+from herd.config import RegionConfig
 
 MV = {"OpenStack-API-Version": "clustering 1.14"}
 
@@ -109,7 +109,11 @@ def _post(client: httpx.Client, path: str, body: dict[str, Any], status: int = 2
 
 
 def _create_cluster(client: httpx.Client, name: str, profile: str, size: int) -> tuple[str, str]:
-    r = _post(client, "/v1/clusters", {"cluster": {"name": name, "profile_id": profile, "desired_capacity": size}})
+    r = _post(
+        client,
+        "/v1/clusters",
+        {"cluster": {"name": name, "profile_id": profile, "desired_capacity": size}},
+    )
     return r.json()["cluster"]["id"], r.headers["Location"]
 
 
@@ -149,12 +153,22 @@ def release_hooks(s: Seeded) -> None:
         s.action_done(f"/v1/actions/{s.notes['hooked_action']}")
 
 
-def _seed(url: str, client: httpx.Client, base: Path, hook_url: str, region: RegionConfig) -> Seeded:
+def _seed(
+    url: str, client: httpx.Client, base: Path, hook_url: str, region: RegionConfig
+) -> Seeded:
     def profile(name: str, spec: dict[str, Any]) -> str:
-        return str(_post(client, "/v1/profiles", {"profile": {"name": name, "spec": spec}}, 201).json()["profile"]["id"])
+        return str(
+            _post(client, "/v1/profiles", {"profile": {"name": name, "spec": spec}}, 201).json()[
+                "profile"
+            ]["id"]
+        )
 
     def policy(name: str, spec: dict[str, Any]) -> str:
-        return str(_post(client, "/v1/policies", {"policy": {"name": name, "spec": spec}}, 201).json()["policy"]["id"])
+        return str(
+            _post(client, "/v1/policies", {"policy": {"name": name, "spec": spec}}, 201).json()[
+                "policy"
+            ]["id"]
+        )
 
     sim = profile("sim", sim_spec(create_latency=0.02, zone="zone-a", region="RegionOne"))
     broken = profile("sim-undeletable", sim_spec(delete_failure_rate=1))
@@ -167,7 +181,9 @@ def _seed(url: str, client: httpx.Client, base: Path, hook_url: str, region: Reg
     locations = {}
     for name, prof, size in (("web", sim, 4), ("hooked", sim, 3), ("doomed", broken, 1)):
         seeded_ids[name], locations[name] = _create_cluster(client, name, prof, size)
-    s = Seeded(url, client, seeded_ids["web"], seeded_ids["hooked"], seeded_ids["doomed"], "", "", ["R1"])
+    s = Seeded(
+        url, client, seeded_ids["web"], seeded_ids["hooked"], seeded_ids["doomed"], "", "", ["R1"]
+    )
     for name in locations:
         assert s.action_done(locations[name])["status"] == "SUCCEEDED"
     for cluster, pol in ((s.web, oldest), (s.hooked, hooked_policy)):
@@ -211,13 +227,15 @@ def _seed(url: str, client: httpx.Client, base: Path, hook_url: str, region: Reg
     wait_for(waiting, what="a child waiting for its lifecycle hook")
 
     # doomed: a regional copy in R1, then a deletion that fails (the driver cannot delete).
-    from herd.regions import RegionalCopy, Regions
     from herd.config import Settings
+    from herd.regions import RegionalCopy, Regions
 
     regions = Regions.from_settings(Settings(data_dir=base / "data", regions=[region]))
     try:
         backend = regions.backends["R1"]
-        backend.create_from(s.doomed, lambda: RegionalCopy(s.doomed, "doomed", "default", 0, "test"), "test")
+        backend.create_from(
+            s.doomed, lambda: RegionalCopy(s.doomed, "doomed", "default", 0, "test"), "test"
+        )
     finally:
         regions.close()
     r = client.delete(f"/v1/clusters/{s.doomed}")

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.e2e.dashboard.browser import (
     chromium,
     console_errors,
@@ -80,7 +79,9 @@ def test_clusters_page(driver: Any, seeded: Seeded) -> None:
 
 
 def test_cluster_page_members_chart_and_timeline(driver: Any, seeded: Seeded) -> None:
-    open_page(driver, seeded, f"/ui/clusters/{seeded.web}", f"tr[data-node='{seeded.unhealthy_name}']")
+    open_page(
+        driver, seeded, f"/ui/clusters/{seeded.web}", f"tr[data-node='{seeded.unhealthy_name}']"
+    )
     row = text_of(driver, f"tr[data-node='{seeded.unhealthy_name}']")
     assert "CHECK_FAILED" in row and "disk latency above 2 s" in row
     assert "zone-a / RegionOne" in row and "Reset" in row
@@ -92,7 +93,9 @@ def test_cluster_page_members_chart_and_timeline(driver: Any, seeded: Seeded) ->
     # The scale-in's policy decisions: the unhealthy member first, then the oldest.
     item = by_css(driver, "#timeline li[data-action='CLUSTER_SCALE_IN']")[0]
     item.find_element("css selector", "summary").click()
-    victims = wait_until(driver, lambda d: item.find_elements("css selector", "tbody tr"), what="victims")
+    victims = wait_until(
+        driver, lambda d: item.find_elements("css selector", "tbody tr"), what="victims"
+    )
     first, second = (v.text for v in victims[:2])
     assert seeded.notes["first_victim"] in first and "marked unhealthy (CHECK_FAILED)" in first
     assert "OLDEST_FIRST" in second and "removed" in second
@@ -160,7 +163,9 @@ def test_mark_unhealthy_while_an_action_holds_the_lock_shows_the_409(
     driver: Any, seeded: Seeded
 ) -> None:
     open_page(driver, seeded, f"/ui/clusters/{seeded.hooked}", "#members tbody tr button")
-    assert "WAITING" in text_of(driver, "#waiting-hooks") or by_css(driver, "#waiting-hooks tbody tr")
+    assert "WAITING" in text_of(driver, "#waiting-hooks") or by_css(
+        driver, "#waiting-hooks tbody tr"
+    )
     member = by_css(driver, "#members tbody tr")[0]
     name = member.get_attribute("data-node")
     node_id = seeded.client.get("/v1/nodes", params={"name": name}).json()["nodes"][0]["id"]
@@ -179,7 +184,9 @@ def test_mark_unhealthy_while_an_action_holds_the_lock_shows_the_409(
     # The waiting hook shows in the action timeline: sent, not answered yet.
     item = by_css(driver, "#timeline li[data-action='CLUSTER_SCALE_IN']")[0]
     item.find_element("css selector", "summary").click()
-    hooks = wait_until(driver, lambda d: "Lifecycle hooks sent" in item.text and item.text, what="hooks")
+    hooks = wait_until(
+        driver, lambda d: "Lifecycle hooks sent" in item.text and item.text, what="hooks"
+    )
     assert "SENT" in hooks and "WAITING" in hooks
     assert seeded.notes["hook_messages"], "the receiver got the hook message"
     assert_clean_console(driver, f"/v1/clusters/{seeded.hooked}/nodes/")
@@ -198,7 +205,9 @@ def test_deletions_page_and_purge(driver: Any, seeded: Seeded) -> None:
     notice = wait_until(driver, lambda d: text_of(d, "#purge-notice"), what="purged")
     assert f"Purged cluster {seeded.doomed}" in notice and "regional copies" in notice
     assert seeded.client.get("/v1/deletions").json()["deletions"] == []
-    wait_until(driver, lambda d: "No deletion in progress" in text_of(d, "#deletions"), what="empty")
+    wait_until(
+        driver, lambda d: "No deletion in progress" in text_of(d, "#deletions"), what="empty"
+    )
     assert_clean_console(driver)
 
 
@@ -242,7 +251,9 @@ def test_relocation_page(driver: Any, seeded: Seeded) -> None:
     assert by_css(driver, "#disk-chart canvas")
     info = text_of(driver, "#plan-info")
     assert "1 instances failed to move and 4 were moved successfully" in info
-    assert "Instances of type plain cannot be relocated" in text_of(driver, "tr[data-instance='scratch']")
+    assert "Instances of type plain cannot be relocated" in text_of(
+        driver, "tr[data-instance='scratch']"
+    )
     assert "moved" in text_of(driver, "tr[data-instance='db0']")
     jobs = by_css(driver, "tr[data-job]")
     assert len(jobs) == 4 and all("migrate" in j.text for j in jobs)
