@@ -43,13 +43,15 @@ class Decision:
     reason: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     touch_last_op: bool = False  # the engine stamps the binding's last_op when True
-    #: herd's own record of the decision for the action's ``outputs`` (e.g. each victim and
-    #: the rule that ranked it), kept apart from ``data``, whose shape is Senlin's
-    outputs: dict[str, Any] = field(default_factory=dict)
+    #: what the policy explains about its decision (e.g. each victim's rule); unlike
+    #: ``data`` it is not stored as the action's data, whose keys Senlin's spec fixes
+    notes: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def ok(cls, data: Mapping[str, Any], reason: str = "") -> Decision:
-        return cls(CheckStatus.OK, reason, dict(data))
+    def ok(
+        cls, data: Mapping[str, Any], reason: str = "", *, notes: Mapping[str, Any] | None = None
+    ) -> Decision:
+        return cls(CheckStatus.OK, reason, dict(data), notes=dict(notes or {}))
 
     @classmethod
     def error(cls, data: Mapping[str, Any], reason: str) -> Decision:

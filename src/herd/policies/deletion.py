@@ -27,7 +27,7 @@ from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.ranking import RankResult, Victim, rank_victims, rank_victims_by_group
 from herd.policies.spec import Boolean, Field, Integer, Map, String, validate_properties
-from herd.types import ActionName, CheckStatus, Criteria, Phase
+from herd.types import ActionName, Criteria, Phase
 
 CANDIDATES_GENERATED = "Candidates generated"
 HOOK_TYPES = ("zaqar", "webhook")
@@ -175,15 +175,7 @@ class DeletionPolicy(Policy):
         data["deletion"] = deletion
         if self.properties["hooks"]:
             data["hooks"] = self.hooks | {"params": dict(self.properties["hooks"]["params"])}
-        decision = Decision(
-            CheckStatus.OK,
-            CANDIDATES_GENERATED,
-            data,
-            outputs={"victims": victim_records(victims)},
-        )
-        return decision, victims
-
-
-def victim_records(victims: list[Victim]) -> list[dict[str, str]]:
-    """The victims as stored in an action's ``outputs``: id and rule, in removal order."""
-    return [{"node_id": v.node_id, "rule": v.rule} for v in victims]
+        # Why each was chosen, in order: shown by the preview and kept with the action's
+        # outputs, but not in data['deletion'], whose keys the spec fixes.
+        notes = {"rules": [victim.rule for victim in victims]}
+        return Decision.ok(data, CANDIDATES_GENERATED, notes=notes), victims

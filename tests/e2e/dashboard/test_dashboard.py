@@ -133,7 +133,7 @@ def test_scale_in_preview_then_run(driver: Any, seeded: Seeded) -> None:
     action_id = notice.removeprefix("Scale-in started: action ").removesuffix(".")
     action = seeded.action_done(f"/v1/actions/{action_id}")
     assert action["status"] == "SUCCEEDED"
-    assert action["outputs"]["victims"][0]["node_id"] == seeded.unhealthy_node
+    assert action["outputs"]["shrink"]["victims"][0] == seeded.unhealthy_node
     wait_until(driver, lambda d: len(by_css(d, "#members tbody tr")) == 2, what="members redrawn")
     assert_clean_console(driver, f"/v1/clusters/{seeded.web}/actions")
 

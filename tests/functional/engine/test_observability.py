@@ -133,8 +133,8 @@ def test_hooked_scale_in_is_measured_explained_and_logged(
         assert r.status_code == 202, r.text
         action = done(client, parent)
         assert action["status"] == "SUCCEEDED", action
-        (victim,) = action["outputs"]["victims"]
-        assert victim == {"node_id": child["target"], "rule": "OLDEST_FIRST"}
+        shrink = action["outputs"]["shrink"]
+        assert shrink["victims"] == [child["target"]] and shrink["rules"] == ["OLDEST_FIRST"]
         hook = action["outputs"]["lifecycle_hooks"][child["target"]]
         assert hook["result"] == "CONTINUE" and hook["waited"] >= 0
 

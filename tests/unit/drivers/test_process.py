@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
-from herd.drivers.process import ProcessDriver, read_proc
+from herd.drivers.process import ProcessDriver
+from herd.drivers.procfs import read_proc
 from herd.errors import DriverError, InvalidSpec
 
 PY = sys.executable

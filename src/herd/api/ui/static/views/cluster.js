@@ -142,6 +142,7 @@ export function clusterView(clusterId) {
     const notice = h("p", { id: "scale-notice", class: "notice", role: "status" });
     const result = h("div", { id: "preview-result", "aria-live": "polite" });
     const run = h("button", { type: "button", id: "scale-run", class: "danger", hidden: true }, "Scale in now");
+    let previewed = null; // the previewed body with the seed the preview named
     const say = (text, isError) => {
       error.textContent = isError ? text : "";
       notice.textContent = isError ? "" : text;
@@ -160,7 +161,10 @@ export function clusterView(clusterId) {
         run.hidden = true;
         fill(result);
         try {
-          const answer = await api("POST", `/v1/clusters/${encodeURIComponent(clusterId)}/actions`, { preview_scale_in: body() });
+          const asked = body();
+          const answer = await api("POST", `/v1/clusters/${encodeURIComponent(clusterId)}/actions`, { preview_scale_in: asked });
+          // Running with the preview's seed removes exactly these members (while the cluster holds still).
+          previewed = { ...asked, seed: answer.seed };
           fill(result, table(
             "Members a scale-in would remove now, in order",
             ["Rank#", "Member", "Status", "Health", "Why"],
@@ -170,6 +174,7 @@ export function clusterView(clusterId) {
             "No member would be removed.",
           ));
           run.hidden = false;
+          run.textContent = `Scale in now (seed ${answer.seed})`;
         } catch (failure) {
           if (!(failure instanceof ApiError)) throw failure;
           say(failure.message, true);
@@ -182,7 +187,7 @@ export function clusterView(clusterId) {
     run.addEventListener("click", async () => {
       say("", false);
       try {
-        const answer = await api("POST", `/v1/clusters/${encodeURIComponent(clusterId)}/actions`, { scale_in: body() });
+        const answer = await api("POST", `/v1/clusters/${encodeURIComponent(clusterId)}/actions`, { scale_in: previewed || body() });
         say(`Scale-in started: action ${answer.action}.`, false);
         run.hidden = true;
         refresh();

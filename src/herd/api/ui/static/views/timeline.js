@@ -3,7 +3,9 @@
 import { badge, duration, h, short, table, time } from "../dom.js";
 
 function victimsTable(action, names) {
-  const victims = (action.outputs && action.outputs.victims) || [];
+  // The engine stores its shrink decision as {victims: [ids], rules: [rule of each]}.
+  const shrink = (action.outputs && action.outputs.shrink) || {};
+  const victims = (shrink.victims || []).map((id, i) => ({ node_id: id, rule: (shrink.rules || [])[i] || "" }));
   if (!victims.length) return null;
   const removed = new Set((action.outputs && action.outputs.nodes_removed) || []);
   const kept = new Set((action.outputs && action.outputs.nodes_kept_by_hook) || []);
