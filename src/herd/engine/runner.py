@@ -170,5 +170,7 @@ class ActionRunner:
             )
         metrics = self.ctx.metrics
         metrics.action_finished(ex.action.value, outcome.status.value, now - ex.start_time)
-        metrics.victims_chosen(str(rule) for rule in (outputs.get("shrink") or {}).get("rules") or [])
+        metrics.victims_chosen(
+            str(rule) for rule in (outputs.get("shrink") or {}).get("rules") or []
+        )
         log.info("%s %s: %s", ex.action.value, outcome.status.value, reason)
