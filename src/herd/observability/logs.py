@@ -105,3 +105,5 @@ def configure(
         for old in list(named.handlers):
             named.removeHandler(old)
         named.propagate = True
+        # An earlier dictConfig (disable_existing_loggers) may have switched them off.
+        named.disabled = False

@@ -86,8 +86,9 @@ def test_text_format_is_the_default_and_appends_the_context(captured: io.StringI
 def test_uvicorn_loggers_go_through_the_same_handler(captured: io.StringIO) -> None:
     uvicorn_error = logging.getLogger("uvicorn.error")
     uvicorn_error.addHandler(logging.StreamHandler(io.StringIO()))
+    uvicorn_error.disabled = True  # as a dictConfig with disable_existing_loggers leaves it
     logs.configure("json", stream=captured)
     uvicorn_error.info("Uvicorn running", extra={"color_message": "\x1b[1mUvicorn\x1b[0m"})
     (record,) = lines(captured)
     assert record["logger"] == "uvicorn.error" and "color_message" not in record
-    assert uvicorn_error.handlers == [] and uvicorn_error.propagate
+    assert uvicorn_error.handlers == [] and uvicorn_error.propagate and not uvicorn_error.disabled

@@ -62,7 +62,7 @@ export function deletionsView() {
       const answer = await get("/v1/deletions");
       // Ages grow every second: redraw on changes of anything else, and on whole minutes.
       const key = answer.deletions.map((d) => ({ ...d, age: Math.floor(d.age / 60) }));
-      if (fillIfChanged(list, key, () => draw(answer.deletions))) return;
+      fillIfChanged(list, key, () => draw(answer.deletions));
     } catch (failure) {
       if (failure instanceof ApiError && failure.status === 403) {
         fill(list, h("p", { class: "error" }, `Only administrators see deletions: ${failure.message}`));
