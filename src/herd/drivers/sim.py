@@ -13,7 +13,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
@@ -71,8 +71,13 @@ class SimDriver(Driver):
         "seed": {"type": "Integer", "description": "Seed of the failure random source."},
     }
 
-    def __init__(self) -> None:
-        """Create an empty simulated cloud."""
+    def __init__(self, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        """Create an empty simulated cloud.
+
+        Args:
+            sleep: how latency is spent (injectable so tests can observe it).
+        """
+        self._sleep = sleep
         self._servers: dict[str, _SimServer] = {}
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
@@ -109,7 +114,7 @@ class SimDriver(Driver):
         """Make a simulated server after ``create_latency``; may fail at ``failure_rate``."""
         props = {**_DEFAULTS, **request.properties}
         if props["create_latency"]:
-            time.sleep(float(props["create_latency"]))
+            self._sleep(float(props["create_latency"]))
         zone = request.placement.get("zone") or props["zone"]
         region_name = request.placement.get("region_name") or props["region"]
         server = _SimServer(request.node_id, zone, region_name)
@@ -125,7 +130,7 @@ class SimDriver(Driver):
         """Forget the server after ``delete_latency``; may fail at ``delete_failure_rate``."""
         props = {**_DEFAULTS, **ref.properties}
         if props["delete_latency"]:
-            time.sleep(float(props["delete_latency"]))
+            self._sleep(float(props["delete_latency"]))
         with self._lock:
             rate = float(props["delete_failure_rate"])
             if rate and self._draw(props) < rate:

@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
-from herd.policies.checks import BoundPolicy, CheckRequest, run_checks
+from herd.policies.base import PolicyContext
+from herd.policies.checks import BoundPolicy, run_checks
 from herd.store import bindings
 from herd.store.snapshots import load_cluster_snapshot
 from herd.types import Phase
@@ -49,7 +50,7 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
         return CheckResult(True)
     outcome = run_checks(
         bound,
-        CheckRequest(
+        PolicyContext(
             action=ex.action,
             phase=phase,
             cluster=snapshot,
