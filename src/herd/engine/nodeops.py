@@ -11,6 +11,7 @@ that have not ended, and never creates a node twice.
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -285,21 +286,27 @@ class NodeOperations:
     def _submit(
         self, child_id: str, verb: ActionName, node_id: str, target: _Target | None
     ) -> Future[FinishedCall]:
-        if verb is ActionName.NODE_LEAVE:
-            return self.pool.submit(lambda: FinishedCall(child_id, node_id, None))
-        if target is None:
+        if target is None and verb is not ActionName.NODE_LEAVE:
             target = self._load_targets([node_id]).get(node_id)
+        # Driver calls run in a copy of this context, so their log lines name the action.
+        return self.pool.submit(
+            contextvars.copy_context().run, self._call, child_id, verb, node_id, target
+        )
+
+    def _call(
+        self, child_id: str, verb: ActionName, node_id: str, target: _Target | None
+    ) -> FinishedCall:
+        if verb is ActionName.NODE_LEAVE:
+            return FinishedCall(child_id, node_id, None)
         if target is None:
-            return self.pool.submit(
-                lambda: FinishedCall(
-                    child_id,
-                    node_id,
-                    None if verb is not ActionName.NODE_CREATE else "node disappeared",
-                )
+            return FinishedCall(
+                child_id,
+                node_id,
+                None if verb is not ActionName.NODE_CREATE else "node disappeared",
             )
         if verb is ActionName.NODE_CREATE:
-            return self.pool.submit(self._create_one, child_id, target)
-        return self.pool.submit(self._delete_one, child_id, target)
+            return self._create_one(child_id, target)
+        return self._delete_one(child_id, target)
 
     def _create_one(self, child_id: str, target: _Target) -> FinishedCall:
         node = target.node
