@@ -22,6 +22,7 @@ from herd.api.openapi import install_openapi
 from herd.api.routers import (
     actions,
     cluster_actions,
+    cluster_health,
     cluster_policies,
     clusters,
     deletions,
@@ -138,6 +139,7 @@ def create_app(
         clusters,
         cluster_actions,
         cluster_policies,
+        cluster_health,
         nodes,
         actions,
         events,

@@ -1,7 +1,7 @@
-"""Creating, deleting and releasing many nodes as child actions of one cluster action.
+"""Creating, deleting, releasing and recovering many nodes as child actions of one action.
 
 A parent first *plans*: in one transaction it stores the node rows and one
-child action per node (NODE_CREATE, NODE_DELETE or NODE_LEAVE) linked to it.
+child action per node (NODE_CREATE, NODE_DELETE, NODE_LEAVE or NODE_RECOVER) linked to it.
 It then *runs* the children: driver calls go to a shared thread pool, and their
 results are written back in batches, so 10,000 simulated nodes cost a few
 hundred transactions instead of tens of thousands. Because the plan is stored
@@ -23,6 +23,7 @@ from sqlalchemy import select
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
+from herd.engine.health.recover_node import RecoveryOptions, mark_recovering, recover_resource
 from herd.engine.hooks import HookWaiter
 from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.errors import HerdError
@@ -46,6 +47,19 @@ def node_name(cluster: ClusterRow, index: int) -> str:
     if isinstance(pattern, str) and pattern:
         return pattern.replace("$nI", str(index)).replace("$nR", uuid.uuid4().hex[:8])
     return f"node-{cluster.name}-{index:03d}" if cluster.name else f"node-{uuid.uuid4().hex[:8]}"
+
+
+def node_request(node: NodeRow, properties: Mapping[str, Any]) -> NodeRequest:
+    """What a driver needs to create (or re-create) this node's resource."""
+    return NodeRequest(
+        node_id=node.id,
+        name=node.name,
+        index=node.index,
+        cluster_id=node.cluster_id,
+        properties=properties,
+        placement=dict((node.data or {}).get("placement") or {}),
+        metadata=dict(node.meta_data or {}),
+    )
 
 
 class NodeOperations:
@@ -185,6 +199,44 @@ class NodeOperations:
             HookWaiter(self.ctx).send_all(ex, child_ids, hooks)
         return child_ids
 
+    def plan_recover(
+        self, ex: ActionExecution, inputs_by_node: Mapping[str, Mapping[str, Any]]
+    ) -> list[str]:
+        """Store NODE_RECOVER children, one per node with its inputs; the nodes go RECOVERING.
+
+        Each child holds its node's lock from the start, so nothing else acts on a
+        node while it is being recovered.
+        """
+        now = self.ctx.now()
+        child_ids: list[str] = []
+        with self.ctx.database.write() as session:
+            rows = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(inputs_by_node))))
+            for node in rows.all():
+                child = action_store.new_action(
+                    action=ActionName.NODE_RECOVER,
+                    target=node.id,
+                    cluster_id=node.cluster_id,
+                    project=node.project,
+                    user=ex.user,
+                    cause=ActionCause.DERIVED,
+                    inputs=dict(inputs_by_node[node.id]),
+                    status=ActionStatus.RUNNING,
+                    parent_id=ex.id,
+                    owner=self.ctx.engine_id,
+                    now=now,
+                )
+                session.add(child)
+                action_store.add_dependency(session, child.id, ex.id)
+                mark_recovering(session, node, now)
+                lock = session.get(NodeLockRow, node.id)
+                if lock is None:
+                    session.add(NodeLockRow(node_id=node.id, action_id=child.id, updated_at=now))
+                else:
+                    lock.action_id = child.id
+                    lock.updated_at = now
+                child_ids.append(child.id)
+        return child_ids
+
     # -- running -----------------------------------------------------------------------
 
     def run(self, ex: ActionExecution, child_ids: Sequence[str] | None = None) -> ChildResults:
@@ -201,6 +253,7 @@ class NodeOperations:
             query = select(ActionRow).where(ActionRow.parent_id == ex.id)
             rows = [r for r in session.scalars(query).all() if not child_ids or r.id in child_ids]
         verbs = {r.id: ActionName(r.action) for r in rows}
+        child_inputs = {r.id: dict(r.inputs or {}) for r in rows}
         # READY children were completed through the API before this loop started: they
         # still go through the hook poll, which honours an ABANDON result.
         hook_states = (ActionStatus.WAITING_LIFECYCLE_COMPLETION, ActionStatus.READY)
@@ -210,7 +263,9 @@ class NodeOperations:
         )
 
         def start(child_id: str, node_id: str) -> None:
-            future = self._submit(child_id, verbs[child_id], node_id, targets.get(node_id))
+            future = self._submit(
+                child_id, verbs[child_id], node_id, targets.get(node_id), child_inputs[child_id]
+            )
             future.add_done_callback(lambda f: finished.put(f.result()))
             pending[child_id] = future
 
@@ -283,7 +338,12 @@ class NodeOperations:
         return {n.id: _Target(n, validated.get(n.profile_id, "profile is gone")) for n in nodes}
 
     def _submit(
-        self, child_id: str, verb: ActionName, node_id: str, target: _Target | None
+        self,
+        child_id: str,
+        verb: ActionName,
+        node_id: str,
+        target: _Target | None,
+        inputs: Mapping[str, Any],
     ) -> Future[FinishedCall]:
         if verb is ActionName.NODE_LEAVE:
             return self.pool.submit(lambda: FinishedCall(child_id, node_id, None))
@@ -299,6 +359,8 @@ class NodeOperations:
             )
         if verb is ActionName.NODE_CREATE:
             return self.pool.submit(self._create_one, child_id, target)
+        if verb is ActionName.NODE_RECOVER:
+            return self.pool.submit(self._recover_one, child_id, target, inputs)
         return self.pool.submit(self._delete_one, child_id, target)
 
     def _create_one(self, child_id: str, target: _Target) -> FinishedCall:
@@ -311,21 +373,36 @@ class NodeOperations:
                 child_id, node.id, None, CreatedResource(node.physical_id, dict(node.data))
             )
         try:
-            request = NodeRequest(
-                node_id=node.id,
-                name=node.name,
-                index=node.index,
-                cluster_id=node.cluster_id,
-                properties=properties,
-                placement=dict((node.data or {}).get("placement") or {}),
-                metadata=dict(node.meta_data or {}),
-            )
+            request = node_request(node, properties)
             created = self.ctx.drivers.get(profile_type).create(request)
             return FinishedCall(child_id, node.id, None, created, self.ctx.now())
         except HerdError as exc:
             return FinishedCall(child_id, node.id, f"Failed in creating node: {exc}")
         except Exception as exc:  # a driver bug must not hang the parent
             return FinishedCall(child_id, node.id, f"Failed in creating node: {exc!r}")
+
+    def _recover_one(
+        self, child_id: str, target: _Target, inputs: Mapping[str, Any]
+    ) -> FinishedCall:
+        node = target.node
+        options = RecoveryOptions().merged(inputs)
+        if isinstance(target.profile, str):
+            error = f"Recovery failed: {target.profile}"
+            return FinishedCall(child_id, node.id, error, options=options)
+        profile_type, properties = target.profile
+        ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+        outcome = recover_resource(
+            self.ctx.drivers.get(profile_type), ref, node_request(node, properties), options
+        )
+        return FinishedCall(
+            child_id,
+            node.id,
+            outcome.error,
+            outcome.resource,
+            self.ctx.now(),
+            recovery=outcome,
+            options=options,
+        )
 
     def _delete_one(self, child_id: str, target: _Target) -> FinishedCall:
         node = target.node

@@ -82,6 +82,7 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
     # policy says something new, so the stored data reads as the spec shows it.
     data["reason"] = str(data.get("reason") or "") if phase is Phase.AFTER else ""
     touched: list[str] = []
+    binding_updates: dict[str, dict[str, Any]] = {}
     for bound in applicable:
         policy_ctx = PolicyContext(
             action=ex.action,
@@ -95,6 +96,7 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
             target_node_id=ex.target if not ex.action.is_cluster_action else None,
             last_op=bound.last_op,
             max_nodes_per_cluster=ctx.settings.max_nodes_per_cluster,
+            action_id=ex.id,
         )
         decision = (
             bound.policy.before(policy_ctx)
@@ -115,14 +117,21 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
         data["reason"] = decision.reason or data.get("reason", "")
         if decision.touch_last_op:
             touched.append(bound.binding_id)
+        if decision.binding_data:
+            binding_updates[bound.binding_id] = dict(decision.binding_data)
     if not data.get("reason"):
         data["reason"] = "Completed policy checking."
     ex.data = data
     ex.save_data()
-    if touched:
+    if touched or binding_updates:
         with ctx.database.write() as session:
             for binding_id in touched:
                 row = session.get(BindingRow, binding_id)
                 if row is not None:
                     row.last_op = ctx.now()
+            for binding_id, values in binding_updates.items():
+                row = session.get(BindingRow, binding_id)
+                if row is not None:
+                    # A new dict: the JSON column only notices a change of object.
+                    row.data = {**(row.data or {}), **values}
     return CheckResult(True)
