@@ -12,7 +12,7 @@ import typer
 from herd.cli.client import path
 from herd.cli.clusters import app
 from herd.cli.common import get_state
-from herd.cli.output import Column, id_column, print_json, print_record, print_table
+from herd.cli.output import Column, print_json, print_record, print_table
 
 __all__ = ["app"]
 
@@ -25,8 +25,12 @@ def _check(row: Any) -> str:
     return f"{result} ({mode})" if mode else str(result)
 
 
+def _recoveries(row: Any) -> str:
+    total, streak = row.get("recoveries") or 0, row.get("recoveries_in_a_row") or 0
+    return f"{total} ({streak} in a row)" if streak else str(total)
+
+
 HEALTH_COLUMNS = [
-    id_column(),
     Column("name", "name"),
     Column("index", "index"),
     Column("status", "status"),
@@ -34,8 +38,7 @@ HEALTH_COLUMNS = [
     Column("last check", _check),
     Column("reason", "last_check_reason"),
     Column("failures", "failures"),
-    Column("recoveries", "recoveries"),
-    Column("in a row", "recoveries_in_a_row"),
+    Column("recoveries", _recoveries),
     Column("last recovery", "last_recovery_result"),
     Column("backoff_until", "backoff_until"),
 ]
@@ -73,4 +76,4 @@ def health(ctx: typer.Context, cluster: str) -> None:
         return
     view = body.get("cluster_health", body)
     print_record(_summary(view), title="cluster health")
-    print_table(view.get("members", []), HEALTH_COLUMNS, full_id=state.full_id)
+    print_table(view.get("members", []), HEALTH_COLUMNS, full_id=state.full_id, title="members")

@@ -25,12 +25,13 @@ PY = sys.executable
 def driver(tmp_path: Path) -> Iterator[ProcessDriver]:
     drv = ProcessDriver(tmp_path / "data", spawn_grace=0.1)
     yield drv
-    drv.close()
+    # Before close(), which forgets the child handles.
     for pid in list(drv._children):
         proc = drv._children[pid]
         if proc.poll() is None:
             os.killpg(pid, signal.SIGKILL)
         proc.wait(5)
+    drv.close()
 
 
 def _events(driver: ProcessDriver) -> queue.SimpleQueue[ResourceEvent]:
@@ -64,8 +65,11 @@ def test_reboot_of_a_dead_process_just_starts_it(driver: ProcessDriver) -> None:
 def test_rebuild_is_not_supported(driver: ProcessDriver) -> None:
     assert driver.supports_reboot and not driver.supports_rebuild
     request = _request(_server_props())
+    created = driver.create(request)
     with pytest.raises(DriverError, match="cannot REBUILD"):
-        driver.rebuild(_ref(driver.create(request), request), request)
+        driver.rebuild(_ref(created, request), request)
+    assert driver.check(_ref(created, request)).healthy  # left as it was
+    driver.delete(_ref(created, request))
 
 
 def test_kill_9_is_reported_at_once(driver: ProcessDriver) -> None:

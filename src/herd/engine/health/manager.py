@@ -192,10 +192,18 @@ class HealthManager:
         if not states:
             return
         cache = self.rounds.profiles
+        columns = (
+            NodeRow.id,
+            NodeRow.cluster_id,
+            NodeRow.physical_id,
+            NodeRow.status,
+            NodeRow.updated_at,
+            NodeRow.profile_id,
+            NodeRow.data,
+        )
         with self.ctx.database.read() as session:
-            rows = list(
-                session.scalars(select(NodeRow).where(NodeRow.cluster_id.in_(list(states))))
-            )
+            query = select(*columns).where(NodeRow.cluster_id.in_(list(states)))
+            rows = session.execute(query).all()
             profiles_for(self.ctx, session, {row.profile_id for row in rows}, cache)
         present: dict[str, set[str]] = {cluster_id: set() for cluster_id in states}
         for row in rows:

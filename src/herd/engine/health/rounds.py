@@ -25,6 +25,8 @@ from herd.policies.health_rules import ModeAnswer, Verdict, checkable, combine
 from herd.policies.health_settings import DetectionMode
 from herd.types import DetectionType, RecoveryConditional
 
+PROBE_BATCH = 100  # driver checks per pool task at most
+
 
 class HealthRound:
     """Runs rounds; one instance per manager, shared by the round threads."""
@@ -43,6 +45,7 @@ class HealthRound:
         self.stop = stop
         self.starter = RecoveryStarter(ctx, on_recovery)
         self.profiles: ProfileCache = {}
+        self.workers = ctx.settings.health_probe_workers
 
     def run(self, state: ClusterState, poll: bool) -> None:
         """One round; ``poll`` says whether the polling modes are due."""
@@ -95,11 +98,25 @@ class HealthRound:
     def _poll(
         self, snapshot: ClusterSnapshot, node_ids: list[str], modes: tuple[DetectionMode, ...]
     ) -> dict[str, list[ModeAnswer]]:
-        futures = {
-            node_id: self.probes.submit(self._probe, snapshot.members[node_id], modes)
-            for node_id in node_ids
-        }
-        return {node_id: future.result() for node_id, future in futures.items()}
+        # Poll URLs wait between retries: one node per task so they wait side by side.
+        # Driver checks are quick (a sim lookup, a /proc read): batches spare the pool's
+        # per-task cost, which is most of a 1,000-member round otherwise.
+        slow = any(mode.type is DetectionType.NODE_STATUS_POLL_URL for mode in modes)
+        size = 1 if slow else max(1, min(PROBE_BATCH, len(node_ids) // self.workers + 1))
+        batches = [node_ids[i : i + size] for i in range(0, len(node_ids), size)]
+        futures = [
+            self.probes.submit(self._probe_batch, [snapshot.members[n] for n in batch], modes)
+            for batch in batches
+        ]
+        found: dict[str, list[ModeAnswer]] = {}
+        for future in futures:
+            found.update(future.result())
+        return found
+
+    def _probe_batch(
+        self, batch: list[Member], modes: tuple[DetectionMode, ...]
+    ) -> dict[str, list[ModeAnswer]]:
+        return {member.target.node_id: self._probe(member, modes) for member in batch}
 
     def _probe(self, member: Member, modes: tuple[DetectionMode, ...]) -> list[ModeAnswer]:
         found: list[ModeAnswer] = []

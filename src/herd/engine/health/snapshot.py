@@ -7,7 +7,7 @@ and check records. The round decides on this snapshot only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,21 +20,11 @@ from herd.errors import HerdError
 from herd.policies.health_rules import MemberState
 from herd.store import locks, node_checks
 from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeLockRow, NodeRow, ProfileRow
+from herd.store.node_checks import StoredCheck
 from herd.types import ActionStatus, NodeStatus
 
 #: profile id -> (profile type, validated properties), or an error text
 ProfileCache = dict[str, tuple[str, dict[str, Any]] | str]
-
-
-@dataclass(frozen=True, slots=True)
-class CheckState:
-    """The stored part of a node's health: back-off and the current failure."""
-
-    streak: int = 0
-    last_recovery_at: float | None = None
-    failed_since: float | None = None
-    backoff_until: float | None = None
-    healthy: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +38,7 @@ class Member:
     health_marked_by: str | None
     status_reason: str
     busy: bool
-    check: CheckState
+    check: StoredCheck
 
     def state(self) -> MemberState:
         return MemberState(self.target.node_id, self.status, self.target.physical_id, self.busy)
@@ -97,14 +87,27 @@ def profiles_for(
             cache[profile.id] = str(exc)
 
 
+_MEMBER_COLUMNS = (
+    NodeRow.id,
+    NodeRow.name,
+    NodeRow.index,
+    NodeRow.cluster_id,
+    NodeRow.physical_id,
+    NodeRow.data,
+    NodeRow.profile_id,
+    NodeRow.status,
+    NodeRow.status_reason,
+    NodeRow.updated_at,
+    NodeRow.init_at,
+    NodeRow.health,
+    NodeRow.health_marked_by,
+)
+
+
 def read_snapshot(
-    ctx: EngineContext,
-    cluster_id: str,
-    binding_id: str,
-    cache: ProfileCache,
-    wanted: Callable[[NodeRow], bool] | None = None,
+    ctx: EngineContext, cluster_id: str, binding_id: str, cache: ProfileCache
 ) -> ClusterSnapshot:
-    """Read a cluster for a round (``wanted`` limits the members loaded)."""
+    """Read a cluster for a round: plain column values, no ORM objects (1,000 members)."""
     snapshot = ClusterSnapshot(cluster_id)
     dead_before = ctx.dead_before()
     with ctx.database.read() as session:
@@ -115,30 +118,28 @@ def read_snapshot(
         snapshot.name, snapshot.project = cluster.name, cluster.project
         snapshot.suspended_by = _suspension(session, binding_id)
         snapshot.locked_by = locks.cluster_lock_holders(session, cluster_id, dead_before)
-        rows = [
-            row
-            for row in session.scalars(select(NodeRow).where(NodeRow.cluster_id == cluster_id))
-            if wanted is None or wanted(row)
-        ]
+        rows = session.execute(
+            select(*_MEMBER_COLUMNS).where(NodeRow.cluster_id == cluster_id)
+        ).all()
         ids = [row.id for row in rows]
         locked = set()
         if ids:
-            for lock in session.scalars(select(NodeLockRow).where(NodeLockRow.node_id.in_(ids))):
-                if locks.node_lock_holder(session, lock.node_id, dead_before) is not None:
-                    locked.add(lock.node_id)
-        checks = node_checks.load(session, ids)
+            held = session.scalars(select(NodeLockRow.node_id).where(NodeLockRow.node_id.in_(ids)))
+            for node_id in held.all():
+                if locks.node_lock_holder(session, node_id, dead_before) is not None:
+                    locked.add(node_id)
+        checks = node_checks.stored(session, ids)
         profiles_for(ctx, session, {row.profile_id for row in rows}, cache)
     for row in rows:
         profile = cache.get(row.profile_id, "profile is gone")
-        check = checks.get(row.id)
         snapshot.members[row.id] = Member(
             target=ProbeTarget(
                 node_id=row.id,
                 name=row.name,
-                index=row.index,
+                index=row[2],  # Row.index is a method of the row tuple
                 cluster_id=row.cluster_id,
                 physical_id=row.physical_id,
-                data=dict(row.data or {}),
+                data=row.data or {},
                 properties=profile[1] if isinstance(profile, tuple) else {},
             ),
             status=NodeStatus(row.status),
@@ -149,14 +150,6 @@ def read_snapshot(
             health_marked_by=row.health_marked_by,
             status_reason=row.status_reason or "",
             busy=row.id in locked,
-            check=CheckState(
-                streak=check.streak,
-                last_recovery_at=check.last_recovery_at,
-                failed_since=check.failed_since,
-                backoff_until=check.backoff_until,
-                healthy=check.healthy,
-            )
-            if check is not None
-            else CheckState(),
+            check=checks.get(row.id) or StoredCheck(),
         )
     return snapshot

@@ -127,7 +127,7 @@ class RecoveryStarter:
                         self._mark_passed(session, snapshot, member, verdict, now)
                     continue
                 self._mark_failed(session, snapshot, member, verdict, now)
-                check = rows[node_id]
+                check = rows[node_id]  # as stored now, failed_since included
                 plan = plan_recovery(
                     check.streak, check.last_recovery_at, check.failed_since or now, now, backoff
                 )
