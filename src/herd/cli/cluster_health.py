@@ -25,6 +25,14 @@ def _check(row: Any) -> str:
     return f"{result} ({mode})" if mode else str(result)
 
 
+def _reason(row: Any) -> str:
+    """The check's reason without the mode, which the 'last check' column shows."""
+    reason = str(row.get("last_check_reason") or "")
+    mode = row.get("last_check_mode") or ""
+    prefix = f"{mode}: "
+    return reason[len(prefix) :] if mode and reason.startswith(prefix) else reason
+
+
 def _recoveries(row: Any) -> str:
     total, streak = row.get("recoveries") or 0, row.get("recoveries_in_a_row") or 0
     return f"{total} ({streak} in a row)" if streak else str(total)
@@ -36,7 +44,7 @@ HEALTH_COLUMNS = [
     Column("status", "status"),
     Column("checked_at", "last_checked_at"),
     Column("last check", _check),
-    Column("reason", "last_check_reason"),
+    Column("reason", _reason),
     Column("failures", "failures"),
     Column("recoveries", _recoveries),
     Column("last recovery", "last_recovery_result"),

@@ -230,6 +230,9 @@ class HealthManager:
             if not driver.watch(ref):
                 state.watched.pop(row.id, None)
         for cluster_id, state in states.items():
+            with state.lock:
+                for node_id in [n for n in state.reported if n not in present[cluster_id]]:
+                    del state.reported[node_id]
             for node_id in [n for n in state.watched if n not in present[cluster_id]]:
                 state.watched.pop(node_id, None)
                 owner = self._watch_owner.pop(node_id, None)

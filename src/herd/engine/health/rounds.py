@@ -23,7 +23,7 @@ from herd.engine.health.starter import RecoveryStarter
 from herd.engine.health.state import ClusterState, PendingEvent
 from herd.policies.health_rules import ModeAnswer, Verdict, checkable, combine
 from herd.policies.health_settings import DetectionMode
-from herd.types import DetectionType, RecoveryConditional
+from herd.types import ActionName, DetectionType, RecoveryConditional
 
 PROBE_BATCH = 100  # driver checks per pool task at most
 
@@ -59,8 +59,10 @@ class HealthRound:
         if not snapshot.exists:
             return
         if snapshot.suspended_by or snapshot.locked_by:
-            # A shrink (or another action) owns the cluster: try again next round.
-            if snapshot.suspended_by and not state.suspended:
+            # A shrink (or another action) owns the cluster: try again next round. Our own
+            # recoveries suspend checks too; that is expected and not worth an event.
+            own = snapshot.suspended_action == ActionName.CLUSTER_RECOVER.value
+            if snapshot.suspended_by and not own and not state.suspended:
                 state.suspended = True
                 self.starter.note_suspension(snapshot, suspended=True)
             return

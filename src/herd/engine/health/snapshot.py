@@ -51,22 +51,24 @@ class ClusterSnapshot:
     project: str = ""
     exists: bool = True
     suspended_by: str | None = None  # the running action that suspended checks
+    suspended_action: str = ""  # its name (CLUSTER_SCALE_IN, CLUSTER_RECOVER, ...)
     locked_by: list[str] = field(default_factory=list)
     members: dict[str, Member] = field(default_factory=dict)
 
 
-def _suspension(session: Session, binding_id: str) -> str | None:
+def _suspension(session: Session, binding_id: str) -> tuple[str, str] | None:
+    """(action id, action name) of the running action that suspended checks, if any."""
     binding = session.get(BindingRow, binding_id)
     data: Mapping[str, Any] = (binding.data or {}) if binding is not None else {}
     if not data.get("suspended"):
         return None
     action_id = data.get("suspended_by")
     if not action_id:
-        return "unknown action"
+        return "unknown", "an action"
     action = session.get(ActionRow, str(action_id))
     if action is None or ActionStatus(action.status).is_final:
         return None  # the shrink ended without resuming checks (it failed): not suspended
-    return str(action_id)
+    return str(action_id), action.action
 
 
 def profiles_for(
@@ -116,7 +118,9 @@ def read_snapshot(
             snapshot.exists = False
             return snapshot
         snapshot.name, snapshot.project = cluster.name, cluster.project
-        snapshot.suspended_by = _suspension(session, binding_id)
+        suspension = _suspension(session, binding_id)
+        if suspension is not None:
+            snapshot.suspended_by, snapshot.suspended_action = suspension
         snapshot.locked_by = locks.cluster_lock_holders(session, cluster_id, dead_before)
         rows = session.execute(
             select(*_MEMBER_COLUMNS).where(NodeRow.cluster_id == cluster_id)
