@@ -173,6 +173,11 @@ class NodeResultWriter:
                         session, child.id, ActionStatus.CANCELLED, "Action execution cancelled", now
                     )
                     session.query(NodeLockRow).filter(NodeLockRow.action_id == child.id).delete()
+                    node = session.get(NodeRow, child.target)
+                    # Not left RECOVERING for good: the health manager checks an ERROR node.
+                    if node is not None and node.status == NodeStatus.RECOVERING.value:
+                        node.status = NodeStatus.ERROR.value
+                        node.status_reason = "Recovery cancelled"
 
 
 def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float) -> None:

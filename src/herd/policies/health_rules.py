@@ -152,7 +152,8 @@ def plan_recovery(
     """
     if last_recovery is None or failed_since - last_recovery >= backoff.reset_after:
         streak = 0
-    not_before = (last_recovery or now) + backoff_delay(streak, backoff)
+    since = last_recovery if last_recovery is not None else now
+    not_before = since + backoff_delay(streak, backoff)
     if streak == 0 or now >= not_before:
         return RecoveryPlan(True, now, streak + 1)
     return RecoveryPlan(False, not_before, streak)

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from sqlalchemy import select
 
 from herd.drivers.base import NodeRequest, ResourceRef
-from herd.engine.clusters import eval_status, load_cluster, members
+from herd.engine.clusters import eval_status, load_cluster, members, update_cluster
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.health.recover_node import policy_options
@@ -22,7 +22,7 @@ from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import events
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
-from herd.types import HealthStatus, NodeStatus
+from herd.types import ClusterStatus, HealthStatus, NodeStatus
 
 #: members a recovery may act on (the others are being created, changed or removed)
 RECOVERABLE = (NodeStatus.ACTIVE.value, NodeStatus.ERROR.value, NodeStatus.WARNING.value)
@@ -178,6 +178,12 @@ class HealthHandlers:
                 for n in targets
             }
             if plan:
+                update_cluster(
+                    ex,
+                    cluster.id,
+                    status=ClusterStatus.RECOVERING.value,
+                    status_reason="Cluster recovery started.",
+                )
                 self.nodeops.plan_recover(ex, plan)
         results = self.nodeops.run(ex)
         ex.outputs["nodes_recovered"] = sorted(results.succeeded)
