@@ -18,16 +18,19 @@ install: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/herd serve
 
-## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end), plus lint and types.
+## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end), plus lint,
+## the import contracts (layering, pure decision code) and types (src and tests).
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n auto --dist loadgroup -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

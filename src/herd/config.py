@@ -21,7 +21,7 @@ class RegionConfig(BaseModel):
     backend: Literal["sim"] = "sim"
     #: where the region's store lives (for the ``sim`` backend: a SQLite file or URL)
     url: str | None = None
-    #: test-only: seconds the ``sim`` backend sleeps before deleting a regional copy
+    #: simulated latency of the ``sim`` backend: seconds it takes to delete a regional copy
     delete_latency: float = Field(default=0.0, ge=0)
 
 
@@ -66,13 +66,8 @@ class Settings(BaseSettings):
     regions: list[RegionConfig] = Field(default_factory=list)
     #: a deletion older than this (seconds) may be purged by an admin
     deletion_stuck_after: float = Field(default=3600.0, ge=0)
-    #: test-only: seconds CLUSTER_DELETE waits between the regional copies and the central row,
-    #: which widens the window in which an agent could resurrect a copy
-    deletion_regions_pause: float = Field(default=0.0, ge=0)
     #: seconds between two reconciliation passes of ``herd agent``
     agent_interval: float = Field(default=1.0, ge=0)
-    #: test-only switch that turns tombstones off, to show the race test can fail
-    tombstones_enabled: bool = True
 
     def database_url(self) -> str:
         if self.db_url:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
+from tests.waiting import wait_for_action
 
 V = {"OpenStack-API-Version": "clustering 1.14"}
-T = TypeVar("T")
 
 #: every e2e health server runs the manager on a fast tick and a short back-off
 HEALTH_ENV = {
@@ -23,28 +21,10 @@ HEALTH_ENV = {
 }
 
 
-def wait_for(probe: Callable[[], T | None], timeout: float = 60.0, what: str = "condition") -> T:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        found = probe()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"{what} not reached within {timeout}s")
-
-
-def wait_action(client: httpx.Client, action_id: str, timeout: float = 60) -> dict[str, Any]:
-    def ended() -> dict[str, Any] | None:
-        action: dict[str, Any] = client.get(f"/v1/actions/{action_id}").json()["action"]
-        return action if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED") else None
-
-    return wait_for(ended, timeout, f"action {action_id} to end")
-
-
 def act(client: httpx.Client, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
     r = client.post(f"/v1/clusters/{cluster}/actions", json=body)
     assert r.status_code == 202, r.text
-    return wait_action(client, r.json()["action"])
+    return wait_for_action(client, r.json()["action"])
 
 
 def create_cluster(
@@ -64,7 +44,7 @@ def create_cluster(
         },
     )
     assert r.status_code == 202, r.text
-    action = wait_action(client, r.headers["Location"].rsplit("/", 1)[1])
+    action = wait_for_action(client, r.headers["Location"])
     assert action["status"] == "SUCCEEDED", action["status_reason"]
     cluster = r.json()["cluster"]["id"]
     return cluster, members(client, cluster)

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -31,9 +32,9 @@ from tests.e2e.health_support import (
     pid_of,
     replaced,
     sleeper,
-    wait_for,
 )
 from tests.e2e.server import HERD, HerdServer
+from tests.waiting import wait_for
 
 from herd.store.database import Database
 from herd.store.models import EngineRow
@@ -84,7 +85,8 @@ def setup(tmp_path: Path, pg_server: PgServer) -> Iterator[tuple[HerdServer, Eng
     name = pg_server.create_database()
     url = pg_server.url_for(name)
     data_dir = tmp_path / "data"
-    api = HerdServer(data_dir, free_port(), db_url=url, HERD_RUN_ENGINE="false", **ENGINE_ENV)
+    api = HerdServer(data_dir, free_port(), db_url=url)
+    api.env.update({"HERD_RUN_ENGINE": "false", **ENGINE_ENV})
     engines: Engines | None = None
     database = Database(url)
     try:
@@ -109,7 +111,7 @@ def test_clusters_of_a_killed_engine_are_recovered_by_the_others(
     setup: tuple[HerdServer, Engines, Database],
 ) -> None:
     api, _engines, database = setup
-    wait_for(lambda: len(_engine_pids(database)) == 3, what="three engines")
+    wait_for(lambda: len(_engine_pids(database)) == 3)
     client = httpx.Client(base_url=api.url, headers=V, timeout=30, trust_env=False)
     modes = [{"type": "LIFECYCLE_EVENTS"}, {"type": "NODE_STATUS_POLLING"}]
     clusters: dict[str, dict[str, str]] = {}
@@ -124,7 +126,7 @@ def test_clusters_of_a_killed_engine_are_recovered_by_the_others(
             return None
         return {c: str(h) for c, h in holders.items()}
 
-    holders = wait_for(spread, 60, "the leases to spread over the three engines")
+    holders = wait_for(spread, 60)
     pids = _engine_pids(database)
     doomed = max(set(holders.values()), key=lambda e: list(holders.values()).count(e))
     orphaned = sorted(c for c, h in holders.items() if h == doomed)
@@ -138,7 +140,7 @@ def test_clusters_of_a_killed_engine_are_recovered_by_the_others(
     took: dict[str, float] = {}
     for cluster in orphaned:
         member = clusters[cluster]
-        wait_for(lambda m=member: replaced(client, m["id"], m["physical_id"]), 90, "recovery")  # type: ignore[misc]
+        wait_for(partial(replaced, client, member["id"], member["physical_id"]), 90)
         took[cluster] = time.monotonic() - killed
     bound = DEAD_AFTER + INTERVAL
     print(

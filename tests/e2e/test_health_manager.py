@@ -31,12 +31,11 @@ from tests.e2e.health_support import (
     node,
     pid_of,
     replaced,
-    wait_action,
-    wait_for,
 )
 from tests.e2e.sdk import node_processes, process_profile_spec
 from tests.e2e.server import HERD, HerdServer
-from tests.functional.conformance.test_hooks import Receiver
+from tests.waiting import wait_for, wait_for_action
+from tests.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +44,8 @@ TESTSERVER = process_profile_spec()["properties"]
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[HerdServer]:
-    herd = HerdServer(tmp_path / "data", free_port(), **HEALTH_ENV)
+    herd = HerdServer(tmp_path / "data", free_port())
+    herd.env.update(HEALTH_ENV)
     try:
         yield herd.start()
     finally:
@@ -72,14 +72,14 @@ def test_kill_9_is_recovered_under_the_same_name_and_index(
 ) -> None:
     cluster, nodes = create_cluster(client, "web", TESTSERVER, 5)
     attach(client, cluster, "hp", health_policy([{"type": "LIFECYCLE_EVENTS"}]))
-    wait_for(lambda: leased(client, cluster), what="the health lease")
+    wait_for(lambda: leased(client, cluster))
     time.sleep(1.5)  # the members are watched within a second of the lease
     victim = nodes[2]
     old_pid = pid_of(victim)
 
     killed = time.monotonic()
     kill9(old_pid)
-    found = wait_for(lambda: replaced(client, victim["id"], victim["physical_id"]), 60, "recovery")
+    found = wait_for(lambda: replaced(client, victim["id"], victim["physical_id"]), 60)
     took = time.monotonic() - killed
     print(f"\nLIFECYCLE_EVENTS: kill -9 to recovered (ACTIVE, new process) in {took:.2f}s")
 
@@ -95,7 +95,7 @@ def test_kill_9_is_recovered_under_the_same_name_and_index(
     recover = next(
         a for a in client.get("/v1/actions").json()["actions"] if a["action"] == "CLUSTER_RECOVER"
     )
-    assert wait_action(client, recover["id"])["status"] == "SUCCEEDED"
+    assert wait_for_action(client, recover["id"])["status"] == "SUCCEEDED"
     assert client.get(f"/v1/clusters/{cluster}").json()["cluster"]["status"] == "ACTIVE"
 
     story = [
@@ -154,14 +154,13 @@ def test_poll_url_answering_500_is_recreated(server: HerdServer, client: httpx.C
         lambda: all(
             m["last_check_result"] == "healthy" for m in health(client, cluster)["members"]
         ),
-        what="a first healthy round",
     )
     victim = nodes[1]
     port = victim["data"]["port"]
     switched = time.monotonic()
     r = httpx.post(f"http://127.0.0.1:{port}/control/health", json={"status": 500}, trust_env=False)
     assert r.status_code == 200
-    found = wait_for(lambda: replaced(client, victim["id"], victim["physical_id"]), 60, "recovery")
+    found = wait_for(lambda: replaced(client, victim["id"], victim["physical_id"]), 60)
     took = time.monotonic() - switched
     bound = interval + (retries - 1) * retry_interval
     print(f"\nNODE_STATUS_POLL_URL: 500 to recovered in {took:.2f}s (interval + retries: {bound}s)")
@@ -196,7 +195,7 @@ def test_no_recovery_during_a_scale_in_waiting_on_its_hook(
         }
         attach(client, cluster, "dp", deletion)
         attach(client, cluster, "hp", health_policy([{"type": "LIFECYCLE_EVENTS"}]))
-        wait_for(lambda: leased(client, cluster), what="the health lease")
+        wait_for(lambda: leased(client, cluster))
         time.sleep(1.5)
         r = client.post(f"/v1/clusters/{cluster}/actions", json={"scale_in": {"count": 1}})
         scale_in = r.json()["action"]
@@ -206,7 +205,7 @@ def test_no_recovery_during_a_scale_in_waiting_on_its_hook(
         survivor = next(n for n in nodes if n["id"] != victim_id)
         kill9(pid_of(victim))
         kill9(pid_of(survivor))
-        wait_for(lambda: health(client, cluster)["checking"] == "SUSPENDED", what="the suspension")
+        wait_for(lambda: health(client, cluster)["checking"] == "SUSPENDED")
         time.sleep(3)  # plenty of ticks: nothing may be recovered meanwhile
         assert client.get(f"/v1/actions/{scale_in}").json()["action"]["status"] == "RUNNING"
         actions = client.get("/v1/actions").json()["actions"]
@@ -218,10 +217,8 @@ def test_no_recovery_during_a_scale_in_waiting_on_its_hook(
             json={"complete_lifecycle": {"lifecycle_action_token": tokens[victim_id]}},
         )
         assert r.status_code == 202, r.text
-        assert wait_action(client, scale_in)["status"] == "SUCCEEDED"
-        found = wait_for(
-            lambda: replaced(client, survivor["id"], survivor["physical_id"]), 60, "recovery"
-        )
+        assert wait_for_action(client, scale_in)["status"] == "SUCCEEDED"
+        found = wait_for(lambda: replaced(client, survivor["id"], survivor["physical_id"]), 60)
         assert found["index"] == survivor["index"]
         assert node(client, victim_id) is None  # deleted, never recovered
         recovered = [

@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from fastapi import FastAPI
 
@@ -38,6 +38,9 @@ from herd.api.routers import policies as policy_routes
 from herd.config import Settings
 from herd.store.database import Database
 
+if TYPE_CHECKING:
+    from herd.regions import Regions
+
 log = logging.getLogger("herd.api")
 
 
@@ -63,6 +66,8 @@ def create_app(
     drivers: DriverRegistryLike | None = None,
     policies: PolicyRegistryLike | None = None,
     clock: Callable[[], float] | None = None,
+    regions: Regions | None = None,
+    tombstones: bool = True,
 ) -> FastAPI:
     """Build the API app.
 
@@ -75,6 +80,11 @@ def create_app(
         drivers: a driver registry (default: ``default_driver_registry``).
         policies: a policy registry (default: ``default_policy_registry``).
         clock: the wall clock (epoch seconds), injectable for tests.
+        regions: the regions' backends (default: opened from ``settings.regions``); the app
+            closes the ones it opened itself.
+        tombstones: False makes deletions leave no tombstone. Tests use it to show the
+            resurrection race that tombstones prevent; no setting reaches it, so a
+            ``herd serve`` always keeps them.
     """
     owns_database = database is None
     db = database if database is not None else Database(settings.database_url())
@@ -85,14 +95,16 @@ def create_app(
         drivers=drivers if drivers is not None else _default_drivers(settings),
         policies=policies if policies is not None else _default_policies(),
         clock=clock or time.time,
+        tombstones=tombstones,
     )
     run_engine = settings.run_engine if start_engine is None else start_engine
-    regions = None
-    if settings.regions:
-        from herd.regions import Regions
+    owns_regions = regions is None and bool(settings.regions)
+    if owns_regions:
+        from herd.regions import Regions as OpenRegions
 
+        regions = OpenRegions.from_settings(settings)
+    if regions is not None:
         # The API purges copies of stuck deletions; the engine deletes copies in CLUSTER_DELETE.
-        regions = Regions.from_settings(settings)
         services.extra["regions"] = regions
 
     @asynccontextmanager
@@ -115,7 +127,7 @@ def create_app(
             if services.engine is not None:
                 services.engine.stop()
                 services.engine = None
-            if regions is not None:
+            if owns_regions and regions is not None:
                 regions.close()
             if owns_database:
                 db.dispose()

@@ -44,6 +44,8 @@ class Services:
     drivers: DriverRegistryLike
     policies: PolicyRegistryLike
     clock: Callable[[], float] = time.time
+    #: False only in tests that show what tombstones prevent (no setting turns them off)
+    tombstones: bool = True
     engine: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 

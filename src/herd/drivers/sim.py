@@ -19,7 +19,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from herd.drivers.base import (
@@ -89,9 +89,14 @@ class SimDriver(Driver):
     supports_reboot = True
     supports_rebuild = True
 
-    def __init__(self) -> None:
-        """Create an empty simulated cloud."""
+    def __init__(self, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        """Create an empty simulated cloud.
+
+        Args:
+            sleep: how latency is spent (injectable so tests can observe it).
+        """
         super().__init__()
+        self._sleep = sleep
         self._watched: dict[str, str] = {}  # physical id -> node id
         self._servers: dict[str, _SimServer] = {}
         self._lock = threading.Lock()
@@ -129,7 +134,7 @@ class SimDriver(Driver):
         """Make a simulated server after ``create_latency``; may fail at ``failure_rate``."""
         props = {**_DEFAULTS, **request.properties}
         if props["create_latency"]:
-            time.sleep(float(props["create_latency"]))
+            self._sleep(float(props["create_latency"]))
         zone = request.placement.get("zone") or props["zone"]
         region_name = request.placement.get("region_name") or props["region"]
         server = _SimServer(request.node_id, zone, region_name)
@@ -145,7 +150,7 @@ class SimDriver(Driver):
         """Forget the server after ``delete_latency``; may fail at ``delete_failure_rate``."""
         props = {**_DEFAULTS, **ref.properties}
         if props["delete_latency"]:
-            time.sleep(float(props["delete_latency"]))
+            self._sleep(float(props["delete_latency"]))
         with self._lock:
             rate = float(props["delete_failure_rate"])
             if rate and self._draw(props) < rate:
@@ -178,7 +183,7 @@ class SimDriver(Driver):
     ) -> CreatedResource:
         props = {**_DEFAULTS, **request.properties}
         if props["create_latency"]:
-            time.sleep(float(props["create_latency"]))
+            self._sleep(float(props["create_latency"]))
         with self._lock:
             server = self._servers.get(ref.physical_id) if ref.physical_id else None
             if server is None:

@@ -44,12 +44,17 @@ class Decision:
     reason: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     touch_last_op: bool = False  # the engine stamps the binding's last_op when True
+    #: what the policy explains about its decision (e.g. each victim's rule); unlike
+    #: ``data`` it is not stored as the action's data, whose keys Senlin's spec fixes
+    notes: dict[str, Any] = field(default_factory=dict)
     #: keys the engine merges into the binding's stored ``data`` (visible to the health manager)
     binding_data: dict[str, Any] | None = None
 
     @classmethod
-    def ok(cls, data: Mapping[str, Any], reason: str = "") -> Decision:
-        return cls(CheckStatus.OK, reason, dict(data))
+    def ok(
+        cls, data: Mapping[str, Any], reason: str = "", *, notes: Mapping[str, Any] | None = None
+    ) -> Decision:
+        return cls(CheckStatus.OK, reason, dict(data), notes=dict(notes or {}))
 
     @classmethod
     def error(cls, data: Mapping[str, Any], reason: str) -> Decision:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Self
 
 from herd.config import RegionConfig, Settings
 from herd.errors import HerdError
@@ -41,7 +42,7 @@ class Regions:
         self.backends = dict(backends)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Regions:
+    def from_settings(cls, settings: Settings) -> Self:
         """Open the backend of every region in ``settings.regions``."""
         return cls({r.name: open_backend(r, settings.data_dir) for r in settings.regions})
 

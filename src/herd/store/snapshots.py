@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.domain.values import parse_bool
-from herd.store.models import ClusterRow, NodeRow
+from herd.store.models import ClusterRow, NodeRow, ProfileRow
 from herd.types import ClusterStatus, HealthStatus, NodeStatus
 
 
@@ -51,3 +54,21 @@ def cluster_snapshot(
         nodes=tuple(node_snapshot(n, times.get(n.profile_id)) for n in nodes),
         config=dict(cluster.config or {}),
     )
+
+
+def load_cluster_snapshot(session: Session, cluster_id: str) -> ClusterSnapshot | None:
+    """The cluster and its members (by index) with their profiles' creation times."""
+    cluster = session.get(ClusterRow, cluster_id)
+    if cluster is None:
+        return None
+    nodes = session.scalars(
+        select(NodeRow).where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
+    ).all()
+    profile_ids = {node.profile_id for node in nodes}
+    times = {
+        profile_id: created_at
+        for profile_id, created_at in session.execute(
+            select(ProfileRow.id, ProfileRow.created_at).where(ProfileRow.id.in_(profile_ids))
+        )
+    }
+    return cluster_snapshot(cluster, nodes, times)

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import assert_error, make_profile
-from tests.functional.api.test_with_engine import wait_action
+from tests.waiting import wait_for, wait_for_action
 
 from herd.config import Settings
 
-T = TypeVar("T")
 HEALTH = {
     "type": "senlin.policy.health",
     "version": "1.1",
@@ -28,16 +25,6 @@ HEALTH = {
 }
 
 
-def _eventually(probe: Callable[[], T | None], timeout: float = 30.0) -> T:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        found = probe()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError("condition not reached")
-
-
 def _client(api_client: ApiClientFactory, settings: Settings) -> TestClient:
     fast = settings.model_copy(update={"health_tick": 0.05, "engine_heartbeat_interval": 0.3})
     return api_client(fast, start_engine=True)
@@ -46,7 +33,7 @@ def _client(api_client: ApiClientFactory, settings: Settings) -> TestClient:
 def _act(client: TestClient, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
     r = client.post(f"/v1/clusters/{cluster}/actions", json=body)
     assert r.status_code == 202, r.text
-    return wait_action(client, r.json()["action"])
+    return wait_for_action(client, r.json()["action"])
 
 
 def test_cluster_health_and_node_check_fields(
@@ -61,7 +48,7 @@ def test_cluster_health_and_node_check_fields(
         json={"cluster": {"name": "c", "profile_id": make_profile(client), "desired_capacity": 2}},
     )
     cluster = r.json()["cluster"]["id"]
-    assert wait_action(client, r.headers["Location"].rsplit("/", 1)[1])["status"] == "SUCCEEDED"
+    assert wait_for_action(client, r.headers["Location"].rsplit("/", 1)[1])["status"] == "SUCCEEDED"
     body = client.get("/v1/clusters/c/health").json()["cluster_health"]
     assert body["checking"] == "NO_POLICY" and body["policy"] is None and body["lease"] is None
     assert [m["last_check_result"] for m in body["members"]] == [None, None]
@@ -80,7 +67,7 @@ def test_cluster_health_and_node_check_fields(
         members = found["cluster_health"]["members"]
         return found if all(m["last_check_result"] == "healthy" for m in members) else None
 
-    body = _eventually(all_healthy)["cluster_health"]
+    body = wait_for(all_healthy)["cluster_health"]
     assert body["checking"] == "ACTIVE" and body["lease"]["engine_id"]
     assert body["policy"] == {
         "id": policy_id,
@@ -108,7 +95,7 @@ def test_cluster_health_and_node_check_fields(
     nothing_broken = action["depends_on"] == [] and action["outputs"]["nodes_recovered"] == []
     assert nothing_broken
     r = client.post(f"/v1/nodes/{node_id}/actions", json={"recover": {}})
-    node_action = wait_action(client, r.json()["action"])
+    node_action = wait_for_action(client, r.json()["action"])
     assert node_action["status"] == "SUCCEEDED", node_action["status_reason"]
     events = client.get("/v1/events", params={"oid": node_id, "action": "NODE_RECOVER"}).json()
     reasons = {e["status_reason"] for e in events["events"]}
@@ -124,7 +111,8 @@ def test_cluster_health_and_node_check_fields(
     assert _act(client, cluster, disabled)["status"] == "SUCCEEDED"
     body = client.get(f"/v1/clusters/{cluster}/health").json()["cluster_health"]
     assert body["checking"] == "DISABLED"
-    _eventually(
-        lambda: client.get(f"/v1/clusters/{cluster}/health").json()["cluster_health"]["lease"]
-        is None
+    wait_for(
+        lambda: (
+            client.get(f"/v1/clusters/{cluster}/health").json()["cluster_health"]["lease"] is None
+        )
     )

@@ -30,7 +30,7 @@ def _routes_with_a_body() -> list[tuple[str, str]]:
         module = importlib.import_module(f"herd.api.routers.{info.name}")
         for route in module.router.routes:
             if isinstance(route, APIRoute) and route.body_field is not None:
-                found += [(route.path, method.lower()) for method in route.methods]
+                found += [(route.path, method.lower()) for method in route.methods or ()]
     return found
 
 

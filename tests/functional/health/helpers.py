@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import select
 from tests.functional.engine.harness import Harness
 
 from herd.drivers.sim import SimDriver
 from herd.store.models import ActionRow, NodeCheckRow
-
-T = TypeVar("T")
 
 
 def health_spec(
@@ -42,16 +38,6 @@ def sim(h: Harness) -> SimDriver:
     driver = h.engine.ctx.drivers.get("herd.sim-1.0")
     assert isinstance(driver, SimDriver)
     return driver
-
-
-def wait_for(probe: Callable[[], T | None], timeout: float = 30.0, what: str = "condition") -> T:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        found = probe()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"{what} not reached within {timeout}s")
 
 
 def check_row(h: Harness, node_id: str) -> NodeCheckRow | None:

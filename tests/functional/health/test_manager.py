@@ -21,8 +21,8 @@ from tests.functional.health.helpers import (
     recover_actions,
     replaced,
     sim,
-    wait_for,
 )
+from tests.waiting import wait_for
 
 from herd.store import actions as action_store
 from herd.store.models import BindingRow, ClusterLockRow, EventRow, HealthLeaseRow
@@ -50,7 +50,7 @@ def test_lifecycle_event_recovers_through_cluster_recover(harness: Harness) -> N
     wait_for(lambda: check_row(harness, victim.id) is None or True)
     time.sleep(1.5)  # the lease is taken and the members watched within a heartbeat
     assert victim.physical_id is not None and sim(harness).kill_node(victim.physical_id)
-    wait_for(lambda: replaced(harness, victim.id, victim.physical_id), what="recovery")
+    wait_for(lambda: replaced(harness, victim.id, victim.physical_id))
     node = harness.node(victim.id)
     assert node is not None and (node.name, node.index) == (victim.name, victim.index)
     (action,) = recover_actions(harness, cluster)
@@ -75,10 +75,10 @@ def test_polling_finds_a_broken_node_and_records_every_check(harness: Harness) -
     cluster = harness.cluster(3)
     harness.attach(cluster, health_spec(POLLING, interval=1))
     first, second, third = harness.nodes(cluster)
-    wait_for(lambda: check_row(harness, first.id), what="a first round")
+    wait_for(lambda: check_row(harness, first.id))
     assert second.physical_id is not None
     sim(harness).break_node(second.physical_id, "kernel panic")
-    wait_for(lambda: replaced(harness, second.id, second.physical_id), what="recovery")
+    wait_for(lambda: replaced(harness, second.id, second.physical_id))
     detected = [e.status_reason for e in harness.events(second.id) if e.status == "CHECK_FAILED"]
     assert detected == ["NODE_STATUS_POLLING: kernel panic"]
     healthy = check_row(harness, third.id)
@@ -98,15 +98,14 @@ def test_any_failed_and_all_failed(
     assert victim.physical_id is not None
     sim(harness).break_node(victim.physical_id, "kernel panic")  # one mode fails
     if conditional == "ANY_FAILED":
-        wait_for(lambda: replaced(harness, victim.id, victim.physical_id), what="recovery")
+        wait_for(lambda: replaced(harness, victim.id, victim.physical_id))
         return
     wait_for(
         lambda: "ALL_FAILED not met" in (getattr(check_row(harness, victim.id), "reason", "")),
-        what="a partial failure",
     )
     assert recover_actions(harness, cluster) == []
     web.failing.add(victim.name)  # now every mode fails
-    wait_for(lambda: replaced(harness, victim.id, victim.physical_id), what="recovery")
+    wait_for(lambda: replaced(harness, victim.id, victim.physical_id))
     reason = recover_actions(harness, cluster)[0].inputs["detected"][victim.id]
     assert "NODE_STATUS_POLLING: kernel panic" in reason and "HTTP 500" in reason
 
@@ -139,16 +138,14 @@ def test_no_recovery_while_a_shrink_suspends_checks(harness: Harness) -> None:
     victim = harness.nodes(cluster)[0]
     assert victim.physical_id is not None
     sim(harness).break_node(victim.physical_id)
-    wait_for(
-        lambda: any(e.status == "SUSPENDED" for e in harness.events(cluster)), what="suspension"
-    )
+    wait_for(lambda: any(e.status == "SUSPENDED" for e in harness.events(cluster)))
     time.sleep(2.5)  # two intervals: still nothing
     assert recover_actions(harness, cluster) == []
     assert harness.node(victim.id).physical_id == victim.physical_id  # type: ignore[union-attr]
     # The shrink fails without its AFTER check: the stale flag must not stop checks for good.
     with harness.db.write() as session:
         action_store.set_status(session, shrink, ActionStatus.FAILED, "boom", time.time())
-    wait_for(lambda: replaced(harness, victim.id, victim.physical_id), what="recovery")
+    wait_for(lambda: replaced(harness, victim.id, victim.physical_id))
     assert any(e.status == "RESUMED" for e in harness.events(cluster))
 
 
@@ -168,7 +165,7 @@ def test_a_held_cluster_lock_makes_the_manager_wait(harness: Harness) -> None:
     with harness.db.write() as session:
         action_store.set_status(session, holder, ActionStatus.SUCCEEDED, "done", time.time())
         session.execute(delete(ClusterLockRow))
-    wait_for(lambda: replaced(harness, victim.id, victim.physical_id), what="recovery")
+    wait_for(lambda: replaced(harness, victim.id, victim.physical_id))
     (action,) = recover_actions(harness, cluster)
     assert harness.wait(action.id).status == "SUCCEEDED"
 
@@ -208,10 +205,10 @@ def test_crash_loop_is_recovered_with_backoff(harness: Harness) -> None:
 def test_detach_stops_checks_and_drops_the_lease(harness: Harness) -> None:
     cluster = harness.cluster(2)
     policy = harness.attach(cluster, health_spec(POLLING, interval=1))
-    wait_for(lambda: _lease(harness, cluster), what="a lease")
+    wait_for(lambda: _lease(harness, cluster))
     action = harness.run(ActionName.CLUSTER_DETACH_POLICY, cluster, {"policy_id": policy})
     assert action.status == "SUCCEEDED"
-    wait_for(lambda: _lease(harness, cluster) is None, what="the lease to go")
+    wait_for(lambda: _lease(harness, cluster) is None)
     victim = harness.nodes(cluster)[0]
     assert victim.physical_id is not None
     sim(harness).break_node(victim.physical_id)
@@ -230,7 +227,7 @@ def test_reboot_recovery_keeps_the_server(harness: Harness) -> None:
     victim = harness.nodes(cluster)[0]
     assert victim.physical_id is not None
     sim(harness).break_node(victim.physical_id, "hung")
-    wait_for(lambda: sim(harness).restarts(str(victim.physical_id))[0] == 1, what="a reboot")
+    wait_for(lambda: sim(harness).restarts(str(victim.physical_id))[0] == 1)
     wait_for(lambda: harness.node(victim.id).status == "ACTIVE")  # type: ignore[union-attr]
     with harness.db.read() as session:
         events = session.scalars(

@@ -9,10 +9,11 @@ import pytest
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.errors import InvalidRequest, InvalidSpec, PolicyRejected
 from herd.policies.base import Policy, PolicyContext
+from herd.policies.checks import BoundPolicy
 from herd.policies.deletion import DeletionPolicy
 from herd.policies.health import HealthPolicy
 from herd.policies.placement import ZonePlacementPolicy
-from herd.policies.preview import preview_scale_in
+from herd.policies.preview import preview_shrink
 from herd.policies.ranking import Victim
 from herd.policies.scaling import ScalingPolicy
 from herd.types import ActionName, CheckStatus, HealthStatus, NodeStatus, Phase
@@ -77,6 +78,15 @@ def test_health_resize_grow_does_not_suspend(cluster: Cluster, ctx: Ctx) -> None
         ctx(ActionName.CLUSTER_RESIZE, cluster(2), inputs=inputs)
     )
     assert decision.status is CheckStatus.OK and "health" not in decision.data
+
+
+def preview_scale_in(
+    cluster: ClusterSnapshot, policies: list[Policy], count: int | None, now: float, seed: int
+) -> list[Victim]:
+    """The scale-in preview with ``policies`` bound in this order."""
+    bound = [BoundPolicy(f"b{i}", type(p).__name__, p) for i, p in enumerate(policies)]
+    inputs = {} if count is None else {"count": count}
+    return preview_shrink(ActionName.CLUSTER_SCALE_IN, cluster, bound, inputs, now, seed)
 
 
 def members(node: Node) -> list[NodeSnapshot]:

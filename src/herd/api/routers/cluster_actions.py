@@ -11,8 +11,8 @@ from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.schemas.base import openapi_body
 from herd.api.schemas.cluster_actions import ClusterActionRequest
-from herd.api.services.cluster_actions import cluster_action
 from herd.api.services.common import location
+from herd.api.services.dispatch import cluster_action
 
 router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
 
@@ -29,7 +29,7 @@ def post_cluster_action(
     with services.database.write() as session:
         outcome = cluster_action(session, services, ctx, cluster_id, body)
     if isinstance(outcome, dict):
-        if "victims" in outcome or "deadline" in outcome:
+        if "action" not in outcome or "victims" in outcome or "deadline" in outcome:
             return JSONResponse(outcome, status_code=200)
         return JSONResponse(outcome, status_code=202, headers=location(outcome["action"]))
     return JSONResponse({"action": outcome.id}, status_code=202, headers=location(outcome.id))

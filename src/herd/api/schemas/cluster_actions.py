@@ -24,12 +24,15 @@ RECOVER_OPERATIONS = ("REBOOT", "REBUILD", "RECREATE")
 LIFECYCLE_RESULTS = ("CONTINUE", "ABANDON")
 
 Count = Annotated[int | None, senlin_int(non_negative=True)]
+#: herd: the seed of the action's random choices (a preview names the one it used)
+Seed = Annotated[int | None, senlin_int(non_negative=True)]
 NodeIdentities = Annotated[list[str], identity_list()]
 
 
 class _ScaleParams(RequestModel):
     verb: ClassVar[str]
     count: Count = None
+    seed: Seed = None
 
     @field_validator("count")
     @classmethod
@@ -71,6 +74,7 @@ class ResizeParams(RequestModel):
     max_size: MaxSize = None
     min_step: Count = None
     strict: SenlinBool = None
+    seed: Seed = None
 
 
 class NodesParams(RequestModel):
@@ -84,6 +88,7 @@ class DelNodesParams(RequestModel):
 
     nodes: NodeIdentities
     destroy_after_deletion: SenlinBool = None
+    seed: Seed = None
 
 
 def _node_pairs(value: Any, info: ValidationInfo) -> dict[str, str]:
@@ -175,20 +180,6 @@ class LifecycleHeartbeatParams(RequestModel):
     lifecycle_action_token: Token
 
 
-class PreviewScaleInParams(RequestModel):
-    """herd: ``{"preview_scale_in": {"count": n, "seed": s}}``: the victims, nothing runs."""
-
-    count: Count = None
-    seed: Annotated[int | None, senlin_int(non_negative=True)] = None
-
-    @field_validator("count")
-    @classmethod
-    def _not_zero(cls, count: int | None) -> int | None:
-        if count == 0:
-            raise fail("Count for scale-in request cannot be 0.")
-        return count
-
-
 class ClusterActionRequest(RequestModel):
     """The body of ``POST /v1/clusters/<id>/actions``: exactly one of these keys."""
 
@@ -206,7 +197,9 @@ class ClusterActionRequest(RequestModel):
     replace_unhealthy: ReplaceUnhealthyParams | None = None
     complete_lifecycle: CompleteLifecycleParams | None = None
     lifecycle_heartbeat: LifecycleHeartbeatParams | None = None
-    preview_scale_in: PreviewScaleInParams | None = None
+    preview_scale_in: ScaleInParams | None = None
+    preview_resize: ResizeParams | None = None
+    preview_del_nodes: DelNodesParams | None = None
 
 
 class NodeRecoverParams(RequestModel):

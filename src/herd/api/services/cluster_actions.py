@@ -1,4 +1,11 @@
-"""``POST /v1/clusters/<id>/actions``: one key per request, validated as Senlin does."""
+"""The asynchronous cluster actions: each key of ``POST /v1/clusters/<id>/actions``.
+
+Every handler validates its parameters (``herd.api.schemas.cluster_actions``)
+and the cluster's state as Senlin's API does, and returns the action to store
+with its inputs; ``dispatch.cluster_action`` stores it. The previews
+(``preview.py``) call the same handlers, so a preview validates exactly what the
+action would.
+"""
 
 from __future__ import annotations
 
@@ -23,16 +30,16 @@ from herd.api.schemas.cluster_actions import (
     PolicyUpdateParams,
     RecoverParams,
     ReplaceNodesParams,
+    ReplaceUnhealthyParams,
     ResizeParams,
     ScaleInParams,
     ScaleOutParams,
 )
-from herd.api.services.cluster_extras import SYNCHRONOUS, replace_unhealthy
-from herd.api.services.common import find_referenced, submit
+from herd.api.services.common import find_referenced
 from herd.domain.sizing import ResizeRequest, check_size_params, validate_resize_request
 from herd.errors import InvalidRequest, NotFound, ResourceInUse
 from herd.store.lookup import find
-from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
+from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
 from herd.types import ActionName, NodeStatus
 
 V1_4 = APIVersion(1, 4)
@@ -56,12 +63,14 @@ def _scale(model: type[ScaleInParams | ScaleOutParams], action: ActionName, sign
     def handle(
         session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
     ) -> tuple[ActionName, Inputs]:
-        count = parse_body(model, raw, label=label).count
+        params = parse_body(model, raw, label=label)
+        seed = {} if params.seed is None else {"seed": params.seed}
+        count = params.count
         if count is None:
-            return action, {}
+            return action, seed
         # Not strict at the API, as Senlin: only max_nodes_per_cluster is enforced here.
         _size_error(services, cluster, cluster.desired_capacity + sign * count, strict=False)
-        return action, {"count": count}
+        return action, {"count": count, **seed}
 
     return handle
 
@@ -86,6 +95,8 @@ def _resize(
         strict=params.strict,
     )
     inputs = validate_resize_request(request, cluster, _member_count(session, cluster), max_nodes)
+    if params.seed is not None:
+        inputs["seed"] = params.seed
     return ActionName.CLUSTER_RESIZE, inputs
 
 
@@ -163,7 +174,9 @@ def _del_nodes(
         raise InvalidRequest("\n".join(errors), field="nodes")
     _size_error(services, cluster, cluster.desired_capacity - len(found), strict=True)
     destroy = bool(params.destroy_after_deletion)
-    inputs = {"candidates": found, "count": len(found), "destroy_after_deletion": destroy}
+    inputs: Inputs = {"candidates": found, "count": len(found), "destroy_after_deletion": destroy}
+    if params.seed is not None:
+        inputs["seed"] = params.seed
     return ActionName.CLUSTER_DEL_NODES, inputs
 
 
@@ -288,6 +301,13 @@ def _policy_update(
     return ActionName.CLUSTER_UPDATE_POLICY, inputs
 
 
+def replace_unhealthy(
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+) -> tuple[ActionName, dict[str, Any]]:
+    params = parse_body(ReplaceUnhealthyParams, raw, label="replace_unhealthy")
+    return ActionName.CLUSTER_REPLACE_UNHEALTHY, {"batch_size": params.batch_size or 1}
+
+
 HANDLERS: dict[str, Handler] = {
     "scale_out": _scale(ScaleOutParams, ActionName.CLUSTER_SCALE_OUT, +1),
     "scale_in": _scale(ScaleInParams, ActionName.CLUSTER_SCALE_IN, -1),
@@ -302,39 +322,3 @@ HANDLERS: dict[str, Handler] = {
     "policy_update": _policy_update,
     "replace_unhealthy": replace_unhealthy,
 }
-
-
-def single_action(body: Any, supported: dict[str, Any]) -> tuple[str, Any]:
-    """The one ``{"<action>": {...}}`` key of an actions body, with Senlin's texts."""
-    if not isinstance(body, dict):
-        raise InvalidRequest("The data provided is not a map")
-    if len(body) < 1:
-        raise InvalidRequest("No action specified")
-    if len(body) > 1:
-        raise InvalidRequest("Multiple actions specified")
-    name, params = next(iter(body.items()))
-    if name not in supported:
-        raise InvalidRequest(f"Unrecognized action '{name}' specified", field=name)
-    return name, params
-
-
-def cluster_action(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
-) -> ActionRow | dict[str, Any]:
-    """Store the requested action, or answer a synchronous one (its body is returned)."""
-    name, params = single_action(body, {**HANDLERS, **SYNCHRONOUS})
-    cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    if name in SYNCHRONOUS:
-        return SYNCHRONOUS[name](session, services, ctx, cluster, params)
-    action, inputs = HANDLERS[name](session, services, ctx, cluster, params)
-    return submit(
-        session,
-        services,
-        ctx,
-        action,
-        target=cluster.id,
-        cluster_id=cluster.id,
-        project=cluster.project,
-        inputs=inputs,
-        timeout=cluster.timeout,
-    )

@@ -145,3 +145,17 @@ def submit(
 
 def location(action_id: str) -> dict[str, str]:
     return {"Location": f"/v1/actions/{action_id}"}
+
+
+def single_action(body: Any, supported: dict[str, Any]) -> tuple[str, Any]:
+    """The one ``{"<action>": {...}}`` key of an actions body, with Senlin's texts."""
+    if not isinstance(body, dict):
+        raise InvalidRequest("The data provided is not a map")
+    if len(body) < 1:
+        raise InvalidRequest("No action specified")
+    if len(body) > 1:
+        raise InvalidRequest("Multiple actions specified")
+    name, params = next(iter(body.items()))
+    if name not in supported:
+        raise InvalidRequest(f"Unrecognized action '{name}' specified", field=name)
+    return name, params

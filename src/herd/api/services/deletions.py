@@ -45,7 +45,7 @@ MODELS: dict[str, Any] = {
 
 
 def enabled(services: Services) -> bool:
-    return services.settings.tombstones_enabled
+    return services.tombstones
 
 
 # -- what callers see ----------------------------------------------------------------------

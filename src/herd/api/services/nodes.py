@@ -14,9 +14,9 @@ from herd.api.schemas.base import parse_body
 from herd.api.schemas.cluster_actions import CheckParams, NodeRecoverParams
 from herd.api.schemas.nodes import NodeCreate, NodeUpdate
 from herd.api.services import deletions
-from herd.api.services.cluster_actions import V1_6, recover_inputs, single_action
+from herd.api.services.cluster_actions import V1_6, recover_inputs
 from herd.api.services.clusters import parse_force
-from herd.api.services.common import find_referenced, refuse_if_deleting, submit
+from herd.api.services.common import find_referenced, refuse_if_deleting, single_action, submit
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
 from herd.store.lookup import find
 from herd.store.models import ActionRow, ClusterRow, NodeRow, ProfileRow
