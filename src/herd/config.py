@@ -35,6 +35,10 @@ class Settings(BaseSettings):
     auth: Literal["none", "token"] = "none"
     default_project: str = "default"
     run_engine: bool = True
+    #: ``text`` (human-readable lines) or ``json`` (one JSON object per line)
+    log_format: Literal["text", "json"] = "text"
+    #: ``herd engine`` only: serve the engine's /metrics on this port (None: no endpoint)
+    engine_metrics_port: int | None = None
 
     engine_workers: int = 16
     engine_poll_interval: float = 0.05

@@ -17,8 +17,10 @@ from fastapi import FastAPI
 
 from herd.api import errors
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
+from herd.api.metrics import install_metrics
 from herd.api.microversion import MicroversionMiddleware
 from herd.api.openapi import install_openapi
+from herd.api.request_id import RequestIdMiddleware
 from herd.api.routers import (
     actions,
     cluster_actions,
@@ -31,10 +33,12 @@ from herd.api.routers import (
     member_health,
     nodes,
     profiles,
+    relocation,
     types,
     versions,
 )
 from herd.api.routers import policies as policy_routes
+from herd.api.ui import install_ui
 from herd.config import Settings
 from herd.store.database import Database
 
@@ -118,6 +122,7 @@ def create_app(
                 cast(Any, services.drivers),
                 cast(Any, services.policies),
                 regions_delete=regions.delete_copies if regions is not None else None,
+                metrics=services.metrics,
             )
             engine.start()
             services.engine = engine
@@ -156,7 +161,11 @@ def create_app(
         actions,
         events,
         deletions,
+        relocation,
     ):
         app.include_router(module.router)
     install_openapi(app)
+    install_metrics(app, services)
+    install_ui(app)
+    app.add_middleware(RequestIdMiddleware)  # outermost: every answer carries the id
     return app

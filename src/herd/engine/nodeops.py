@@ -11,34 +11,28 @@ that have not ended, and never creates a node twice.
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 
-from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
-from herd.engine.health.recover_node import RecoveryOptions, mark_recovering, recover_resource
+from herd.engine.health.recover_node import mark_recovering
 from herd.engine.hooks import HookWaiter
+from herd.engine.node_calls import NodeTarget, call_driver, load_targets
 from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow, ProfileRow
+from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
 FLUSH_EVERY = 200  # results per transaction at most
 FLUSH_AFTER = 0.25  # seconds a finished result may wait before it is written
-
-
-@dataclass(frozen=True)
-class _Target:
-    node: NodeRow
-    profile: tuple[str, dict[str, Any]] | str  # (profile type, validated properties) or an error
 
 
 def node_name(cluster: ClusterRow, index: int) -> str:
@@ -47,19 +41,6 @@ def node_name(cluster: ClusterRow, index: int) -> str:
     if isinstance(pattern, str) and pattern:
         return pattern.replace("$nI", str(index)).replace("$nR", uuid.uuid4().hex[:8])
     return f"node-{cluster.name}-{index:03d}" if cluster.name else f"node-{uuid.uuid4().hex[:8]}"
-
-
-def node_request(node: NodeRow, properties: Mapping[str, Any]) -> NodeRequest:
-    """What a driver needs to create (or re-create) this node's resource."""
-    return NodeRequest(
-        node_id=node.id,
-        name=node.name,
-        index=node.index,
-        cluster_id=node.cluster_id,
-        properties=properties,
-        placement=dict((node.data or {}).get("placement") or {}),
-        metadata=dict(node.meta_data or {}),
-    )
 
 
 class NodeOperations:
@@ -258,8 +239,8 @@ class NodeOperations:
         # still go through the hook poll, which honours an ABANDON result.
         hook_states = (ActionStatus.WAITING_LIFECYCLE_COMPLETION, ActionStatus.READY)
         waiting = {r.id: r.target for r in rows if r.status in hook_states}
-        targets = self._load_targets(
-            [r.target for r in rows if not ActionStatus(r.status).is_final]
+        targets = load_targets(
+            self.ctx, [r.target for r in rows if not ActionStatus(r.status).is_final]
         )
 
         def start(child_id: str, node_id: str) -> None:
@@ -312,115 +293,27 @@ class NodeOperations:
         self.results.flush(ex, done_buffer, results)
         return results
 
-    def _load_targets(self, node_ids: Sequence[str]) -> dict[str, _Target]:
-        """Node rows and their profiles' validated properties, read in two queries."""
-        if not node_ids:
-            return {}
-        with self.ctx.database.read() as session:
-            nodes = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(node_ids)))).all()
-            profile_ids = {n.profile_id for n in nodes}
-            profiles = {
-                p.id: p
-                for p in session.scalars(
-                    select(ProfileRow).where(ProfileRow.id.in_(profile_ids))
-                ).all()
-            }
-        validated: dict[str, tuple[str, dict[str, Any]] | str] = {}
-        for profile in profiles.values():
-            try:
-                driver = self.ctx.drivers.get(profile.type)
-                validated[profile.id] = (
-                    profile.type,
-                    driver.validate_properties(profile.spec.get("properties", {})),
-                )
-            except HerdError as exc:
-                validated[profile.id] = str(exc)
-        return {n.id: _Target(n, validated.get(n.profile_id, "profile is gone")) for n in nodes}
-
     def _submit(
         self,
         child_id: str,
         verb: ActionName,
         node_id: str,
-        target: _Target | None,
+        target: NodeTarget | None,
         inputs: Mapping[str, Any],
     ) -> Future[FinishedCall]:
-        if verb is ActionName.NODE_LEAVE:
-            return self.pool.submit(lambda: FinishedCall(child_id, node_id, None))
-        if target is None:
-            target = self._load_targets([node_id]).get(node_id)
-        if target is None:
-            return self.pool.submit(
-                lambda: FinishedCall(
-                    child_id,
-                    node_id,
-                    None if verb is not ActionName.NODE_CREATE else "node disappeared",
-                )
-            )
-        if verb is ActionName.NODE_CREATE:
-            return self.pool.submit(self._create_one, child_id, target)
-        if verb is ActionName.NODE_RECOVER:
-            return self.pool.submit(self._recover_one, child_id, target, inputs)
-        return self.pool.submit(self._delete_one, child_id, target)
-
-    def _create_one(self, child_id: str, target: _Target) -> FinishedCall:
-        node = target.node
-        if isinstance(target.profile, str):
-            return FinishedCall(child_id, node.id, f"Failed in creating node: {target.profile}")
-        profile_type, properties = target.profile
-        if node.physical_id:  # adopted after an engine restart: the resource already exists
-            return FinishedCall(
-                child_id, node.id, None, CreatedResource(node.physical_id, dict(node.data))
-            )
-        try:
-            request = node_request(node, properties)
-            created = self.ctx.drivers.get(profile_type).create(request)
-            return FinishedCall(child_id, node.id, None, created, self.ctx.now())
-        except HerdError as exc:
-            return FinishedCall(child_id, node.id, f"Failed in creating node: {exc}")
-        except Exception as exc:  # a driver bug must not hang the parent
-            return FinishedCall(child_id, node.id, f"Failed in creating node: {exc!r}")
-
-    def _recover_one(
-        self, child_id: str, target: _Target, inputs: Mapping[str, Any]
-    ) -> FinishedCall:
-        node = target.node
-        options = RecoveryOptions().merged(inputs)
-        if isinstance(target.profile, str):
-            error = f"Recovery failed: {target.profile}"
-            return FinishedCall(child_id, node.id, error, options=options)
-        profile_type, properties = target.profile
-        ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
-        outcome = recover_resource(
-            self.ctx.drivers.get(profile_type), ref, node_request(node, properties), options
-        )
-        return FinishedCall(
+        if target is None and verb is not ActionName.NODE_LEAVE:
+            target = load_targets(self.ctx, [node_id]).get(node_id)
+        # Driver calls run in a copy of this context, so their log lines name the action.
+        return self.pool.submit(
+            contextvars.copy_context().run,
+            call_driver,
+            self.ctx,
             child_id,
-            node.id,
-            outcome.error,
-            outcome.resource,
-            self.ctx.now(),
-            recovery=outcome,
-            options=options,
+            verb,
+            node_id,
+            target,
+            inputs,
         )
-
-    def _delete_one(self, child_id: str, target: _Target) -> FinishedCall:
-        node = target.node
-        if not node.physical_id:
-            return FinishedCall(child_id, node.id, None)
-        if isinstance(target.profile, str):
-            return FinishedCall(child_id, node.id, f"Failed in deleting node: {target.profile}")
-        profile_type, properties = target.profile
-        try:
-            ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
-            self.ctx.drivers.get(profile_type).delete(ref)
-            return FinishedCall(child_id, node.id, None)
-        except HerdError as exc:
-            return FinishedCall(child_id, node.id, f"Failed in deleting node: {exc}")
-        except Exception as exc:
-            return FinishedCall(child_id, node.id, f"Failed in deleting node: {exc!r}")
-
-    # -- writing results ---------------------------------------------------------------
 
 
 def _drain(source: queue.SimpleQueue[FinishedCall], timeout: float) -> list[FinishedCall]:

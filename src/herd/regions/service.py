@@ -62,6 +62,18 @@ class Regions:
                 errors.append(f"region {name}: {exc}")
         return "; ".join(errors) or None
 
+    def holding(self, cluster_id: str) -> list[str]:
+        """The regions that still hold a copy of the cluster (one lookup per region)."""
+        found = []
+        for name, backend in sorted(self.backends.items()):
+            try:
+                if backend.get(cluster_id) is not None:
+                    found.append(name)
+            except Exception as exc:  # an unreachable region may hold one: say so
+                log.warning("reading the copy of %s in %s failed: %s", cluster_id, name, exc)
+                found.append(f"{name} (unreachable)")
+        return found
+
     def close(self) -> None:
         """Close every backend."""
         for backend in self.backends.values():

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, exists, select, update
+from sqlalchemy import ColumnElement, and_, delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -150,3 +150,19 @@ def absent(resource_type: str, id_column: Any) -> ColumnElement[bool]:
     return ~exists().where(
         and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
     )
+
+
+def summary(session: Session) -> list[tuple[str, str, int, float]]:
+    """Open tombstones per (resource type, status): how many, and the oldest ``deleted_at``.
+
+    One grouped query, for the metrics read at scrape time.
+    """
+    rows = session.execute(
+        select(
+            TombstoneRow.resource_type,
+            TombstoneRow.status,
+            func.count(),
+            func.min(TombstoneRow.deleted_at),
+        ).group_by(TombstoneRow.resource_type, TombstoneRow.status)
+    ).all()
+    return [(kind, status, int(count), float(oldest)) for kind, status, count, oldest in rows]

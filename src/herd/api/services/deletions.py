@@ -208,7 +208,13 @@ def list_deletions(
     if kind is not None and kind not in MODELS:
         raise _bad_type(kind)
     now = services.now()
-    return [tombstone_view(row, now) for row in tombstones.list_all(session, kind)]
+    views = [tombstone_view(row, now) for row in tombstones.list_all(session, kind)]
+    regions = services.extra.get("regions")
+    if regions is not None:
+        for view in views:
+            if view["resource_type"] == "cluster":
+                view["regions_with_copies"] = regions.holding(view["resource_id"])
+    return views
 
 
 def _bad_type(kind: str) -> InvalidRequest:

@@ -17,7 +17,8 @@ from herd.engine.health.recover_node import (
     policy_options,
     recover_resource,
 )
-from herd.engine.nodeops import NodeOperations, node_request
+from herd.engine.node_calls import node_request
+from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import tombstones
