@@ -24,6 +24,7 @@ from herd.api.request_id import RequestIdMiddleware
 from herd.api.routers import (
     actions,
     cluster_actions,
+    cluster_health,
     cluster_policies,
     clusters,
     deletions,
@@ -155,6 +156,7 @@ def create_app(
         clusters,
         cluster_actions,
         cluster_policies,
+        cluster_health,
         nodes,
         actions,
         events,
