@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 from herd.drivers.adoption import AdoptedResource
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.drivers.operations import signal_number
+from herd.drivers.process_group import leader_alive, process_target
 from herd.errors import DriverError
 
 if TYPE_CHECKING:
@@ -38,15 +39,13 @@ def process_state(pid: int) -> str | None:
     return raw[raw.rindex(b")") + 2 :].split()[0].decode()
 
 
-def _alive_target(driver: ProcessDriver, ref: ResourceRef) -> tuple[int, int] | None:
+def _alive_target(ref: ResourceRef) -> tuple[int, int] | None:
     """(pid, process group) of the node's process while it runs, else None."""
-    from herd.drivers.process import _target
-
-    target = _target(ref)
+    target = process_target(ref)
     if target is None:
         return None
     pid, start_time, pgid = target
-    return (pid, pgid) if driver._leader_alive(pid, start_time) else None
+    return (pid, pgid) if leader_alive(pid, start_time) else None
 
 
 def _signal_group(pgid: int, sig: int) -> None:
@@ -84,18 +83,19 @@ def run_process_operation(
     """
     physical_id = ref.physical_id or ""
     if operation == "reboot":
+        _resume_if_paused(ref)
         rebooted = driver.reboot(ref, request)
         return CreatedResource(rebooted.physical_id, {**rebooted.data, "process_state": RUNNING})
     if operation == "stop":
         driver.delete(ref)
         return CreatedResource(physical_id, {"process_state": STOPPED})
     if operation == "start":
-        if _alive_target(driver, ref) is not None:
+        if _alive_target(ref) is not None:
             # Already running (e.g. a cluster-wide start over mixed members): nothing to do.
             return CreatedResource(physical_id, {"process_state": RUNNING})
         created = driver.create(request)
         return CreatedResource(created.physical_id, {**created.data, "process_state": RUNNING})
-    target = _alive_target(driver, ref)
+    target = _alive_target(ref)
     if target is None:
         raise DriverError(f"the node's process ({physical_id or 'none'}) is not running")
     pid, pgid = target
@@ -114,25 +114,16 @@ def run_process_operation(
     raise DriverError(f"unknown operation '{operation}'")
 
 
-def reboot_process(
-    driver: ProcessDriver, ref: ResourceRef, request: NodeRequest
-) -> CreatedResource:
-    """Stop the node's process (stop signal, then SIGKILL) and start the same command again."""
-    target = _alive_target(driver, ref)
+def _resume_if_paused(ref: ResourceRef) -> None:
+    """A paused group would see the stop signal of a reboot only after stop_timeout."""
+    target = _alive_target(ref)
     if target is not None:
-        # A paused group would only see the stop signal once resumed.
         with contextlib.suppress(DriverError):
             _signal_group(target[1], signal.SIGCONT)
-    driver.delete(ref)
-    return driver.create(request)
 
 
 class ProcessOperationsMixin:
     """Operations and adoption of :class:`~herd.drivers.process.ProcessDriver`."""
-
-    def reboot(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
-        """Stop the node's process and start the same command again (a new pid)."""
-        return reboot_process(cast("ProcessDriver", self), ref, request)
 
     def run_operation(
         self, ref: ResourceRef, request: NodeRequest, operation: str, params: Mapping[str, Any]

@@ -31,29 +31,16 @@ def _server(driver: SimDriver, physical_id: str | None) -> _SimServer:
 class SimOperationsMixin:
     """Operations and adoption of :class:`~herd.drivers.sim.SimDriver`."""
 
-    def reboot(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
-        """Simulate a reboot: latency of a delete and a create; the server keeps its id."""
-        driver = cast("SimDriver", self)
-        props = request.properties
-        latency = float(props.get("delete_latency") or 0) + float(props.get("create_latency") or 0)
-        if latency:
-            driver._sleep(latency)
-        with driver._lock:
-            server = _server(driver, ref.physical_id)
-            server.reboots += 1
-            server.state = "running"
-            server.broken = None
-            return CreatedResource(
-                str(ref.physical_id), {**server.data(), "reboots": server.reboots}
-            )
-
     def run_operation(
         self, ref: ResourceRef, request: NodeRequest, operation: str, params: Mapping[str, Any]
     ) -> CreatedResource:
         """Run a profile operation (see ``SIM_OPERATIONS``) on the simulated server."""
         driver = cast("SimDriver", self)
         if operation == "reboot":
-            return self.reboot(ref, request)
+            rebooted = driver.reboot(ref, request)
+            with driver._lock:
+                count = _server(driver, ref.physical_id).rebooted
+            return CreatedResource(rebooted.physical_id, {**rebooted.data, "reboots": count})
         with driver._lock:
             server = _server(driver, ref.physical_id)
             if operation == "signal":
@@ -71,7 +58,7 @@ class SimOperationsMixin:
         driver = cast("SimDriver", self)
         with driver._lock:
             server = _server(driver, physical_id)
-            return {"state": server.state, "reboots": server.reboots, "signals": server.signals}
+            return {"state": server.state, "reboots": server.rebooted, "signals": server.signals}
 
     def add_external(self, zone: str | None = None, region_name: str | None = None) -> str:
         """Test hook: a server that herd did not create (what adopt takes over)."""

@@ -163,6 +163,7 @@ def fail_stuck_children(ctx: EngineContext) -> None:
                 if node is not None and node.status in (
                     NodeStatus.CREATING.value,
                     NodeStatus.DELETING.value,
+                    NodeStatus.RECOVERING.value,
                 ):
                     node.status = NodeStatus.ERROR.value
                     node.status_reason = "Interrupted: its action ended before it finished."

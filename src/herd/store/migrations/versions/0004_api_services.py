@@ -1,7 +1,7 @@
 """api_services: heartbeats of API processes, for GET /v1/services
 
 Revision ID: 0004
-Revises: 0001
+Revises: 0002
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004"
-down_revision = "0001"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
