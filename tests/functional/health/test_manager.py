@@ -72,10 +72,10 @@ def test_lifecycle_event_recovers_through_cluster_recover(harness: Harness) -> N
     assert row is not None and row.status == "ACTIVE"
     # The detection and the recovery are counted for Prometheus (docs/metrics.md).
     registry = harness.engine.ctx.metrics.registry
-    detected = {"source": "lifecycle_event"}
-    recovered = {"operation": "RECREATE", "outcome": "succeeded"}
-    assert registry.get_sample_value("herd_health_detections_total", detected) == 1
-    assert registry.get_sample_value("herd_health_recoveries_total", recovered) == 1
+    by_source = {"source": "lifecycle_event"}
+    by_outcome = {"operation": "RECREATE", "outcome": "succeeded"}
+    assert registry.get_sample_value("herd_health_detections_total", by_source) == 1
+    assert registry.get_sample_value("herd_health_recoveries_total", by_outcome) == 1
 
 
 def test_polling_finds_a_broken_node_and_records_every_check(harness: Harness) -> None:
