@@ -35,6 +35,8 @@ class ActionName(StrEnum):
     NODE_OPERATION = "NODE_OPERATION"
     PROFILE_DELETE = "PROFILE_DELETE"
     POLICY_DELETE = "POLICY_DELETE"
+    #: herd: an administrator clears a stuck deletion (docs/deletion.md)
+    DELETION_PURGE = "DELETION_PURGE"
 
     @property
     def is_cluster_action(self) -> bool:

@@ -111,9 +111,9 @@ class NodeResultWriter:
         else:
             fields = ex.node_event_row(node, "", "")
             fields["action"] = ActionName.NODE_RECOVER.value
-            reason = apply_recovery(
-                session, node, outcome, item.options or RecoveryOptions(), fields, now
-            )
+            options = item.options or RecoveryOptions()
+            reason = apply_recovery(session, node, outcome, options, fields, now)
+            self.ctx.metrics.health_recovered(options.operation.value, outcome.ok)
         if outcome.ok:
             results.succeeded.append(item.node_id)
             _end(child, ActionStatus.SUCCEEDED, reason, now)

@@ -195,6 +195,7 @@ class NodeHandlers:
             reason = apply_recovery(
                 session, row, outcome, options, ex.node_event_row(row, "", ""), ctx.now()
             )
+        ctx.metrics.health_recovered(options.operation.value, outcome.ok)
         if node.cluster_id:
             eval_status(ex, node.cluster_id)
         return Outcome.ok(reason) if outcome.ok else Outcome.failed(reason)

@@ -28,10 +28,18 @@ from herd.store import actions as action_store
 from herd.store import events, locks, node_checks
 from herd.store import health_leases as lease_store
 from herd.store.models import ClusterRow, NodeRow
-from herd.types import ActionName, HealthStatus, NodeStatus
+from herd.types import ActionName, DetectionType, HealthStatus, NodeStatus
 
 MANAGER_USER = "herd-health-manager"
 CHECK_FAILED_PREFIX = "Check failed: "
+
+
+#: the ``source`` label of herd_health_detections_total for each detection mode
+DETECTION_SOURCES = {
+    DetectionType.NODE_STATUS_POLLING: "driver",
+    DetectionType.NODE_STATUS_POLL_URL: "poll_url",
+    DetectionType.LIFECYCLE_EVENTS: "lifecycle_event",
+}
 
 
 @dataclass
@@ -186,6 +194,8 @@ class RecoveryStarter:
             node.health_marked_by, node.health_marked_at = "check", now
             node.health_generation = (node.health_generation or 0) + 1
         _event(session, member, snapshot, "CHECK_FAILED", detected, now, level="WARNING")
+        source = DETECTION_SOURCES.get(verdict.mode, "other") if verdict.mode else "other"
+        self.ctx.metrics.health_detected(source)
 
     def _mark_passed(
         self,
