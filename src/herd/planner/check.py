@@ -273,10 +273,7 @@ def _apply(
     sim.attach(i, *new)
     found = hard or soft
     if found is not None:
-        text = (
-            f"{where}: Ganeti's model refuses {found.role.value} "
-            f"{sim.node_names[found.node]}: {found.mode.value}"
-        )
+        text = f"{where}: Ganeti's model refuses {found.describe(sim)}: {found.mode.value}"
         if hard is not None:
             report.errors.append(text + " (hard limit)")
         elif ignore_soft_errors:

@@ -50,13 +50,13 @@ class StepKind(StrEnum):
 
 
 class Role(StrEnum):
-    """Which node of a move refused it (for readable check reports)."""
+    """Which node of a move refused it; the value reads with the node's name."""
 
-    MIGRATION = "migration tags towards"
-    NEW_PRIMARY = "the new primary"
-    NEW_SECONDARY = "the new secondary"
-    OLD_PRIMARY_AS_SECONDARY = "the old primary, as the secondary"
-    KEPT_PRIMARY = "the primary, re-added"
+    MIGRATION = "migration tags towards {node}"
+    NEW_PRIMARY = "{node} as the new primary"
+    NEW_SECONDARY = "{node} as the new secondary"
+    OLD_PRIMARY_AS_SECONDARY = "the old primary {node} taking the secondary back"
+    KEPT_PRIMARY = "re-adding the primary {node}"
 
 
 def soft_checks(state: ClusterState, left: int, ignore_soft_errors: bool) -> bool:
@@ -117,6 +117,9 @@ class Refusal:
     mode: FailMode
     node: int
     role: Role
+
+    def describe(self, state: ClusterState) -> str:
+        return self.role.value.format(node=state.node_names[self.node])
 
 
 def _scalar(codes: IntArray) -> int:

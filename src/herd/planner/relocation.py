@@ -27,7 +27,7 @@ from herd.planner.model import (
     NodeEvacuateRequest,
     PlannerOptions,
 )
-from herd.planner.moves import StepKind, failover_failures, soft_checks
+from herd.planner.moves import StepKind, failover_failures, refusal, soft_checks
 from herd.planner.pairs import PairFailure, PairPath, best_pair
 from herd.planner.score import ScoreBase
 from herd.planner.search import Choice, NoChoice, best_secondary, best_single
@@ -241,11 +241,15 @@ def _failover(state: ClusterState, i: int, group: int, soft_default: bool) -> Re
         # hail would start it on a drained node; Ganeti's migration refuses.
         code = code_of(FailMode.MEM)
     if code:
+        found = refusal(state, i, StepKind.FAILOVER, (old_primary, old_secondary), NO_NODE, soft)
         state.attach(i, old_primary, old_secondary)
-        mode = mode_of(code)
-        why = " (offline or drained)" if state.offline[old_secondary] else ""
         target_name = state.node_names[old_secondary]
-        return f"{mode.value}: cannot fail over to secondary node {target_name}{why}"
+        text = f"{mode_of(code).value}: cannot fail over to secondary node {target_name}"
+        if found is None:
+            return text + " (offline or drained)"
+        if found.node != old_secondary:
+            text += f" (Ganeti's model refuses {found.describe(state)})"
+        return text
     state.attach(i, old_secondary, old_primary)
     return Relocation(
         i,
