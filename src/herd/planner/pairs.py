@@ -21,6 +21,7 @@ first failing step of the *last* pair it tried.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -156,18 +157,7 @@ def best_pair(
     if pri_ok.any():
         d1p, d2p, penp = base.delta(cands, primary_figures(state, i, cands))
         pri_scores = np.where(pri_ok, base.evaluate(d1p, d2p, penp), np.inf)
-    rows = np.flatnonzero(pri_ok)
-    limit = max(16, MAX_PAIRS // cands.size)
-    if rows.size > limit:
-        # Pair the best primaries first (by their primary-only score).
-        best_rows = np.sort(rows[np.argsort(pri_scores[rows], kind="stable")[:limit]])
-        rest = np.setdiff1d(rows, best_rows)
-        batches = [best_rows, *np.array_split(rest, max(1, rest.size // limit))]
-    else:
-        batches = [rows]
-    for batch in batches:
-        if batch.size == 0:
-            continue
+    for batch in _batches(np.flatnonzero(pri_ok), pri_scores, cands.size):
         scores, _ = _score_rows(state, i, cands, base, batch, (d1p, d2p, penp), first)
         if np.isfinite(scores).any():
             best = last_argmin(scores)
@@ -179,6 +169,19 @@ def best_pair(
                 int(np.isfinite(scores).sum()),
             )
     return _failure(state, i, cands, first)
+
+
+def _batches(rows: IntArray, pri_scores: FloatArray, count: int) -> Iterator[IntArray]:
+    """Feasible primaries to pair: the best ones first, the others only if needed."""
+    limit = max(16, MAX_PAIRS // count)
+    if rows.size <= limit:
+        if rows.size:
+            yield rows
+        return
+    best_rows = np.sort(rows[np.argsort(pri_scores[rows], kind="stable")[:limit]])
+    yield best_rows
+    rest = np.setdiff1d(rows, best_rows)
+    yield from np.array_split(rest, max(1, rest.size // limit))
 
 
 def _score_rows(
