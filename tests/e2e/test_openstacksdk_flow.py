@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 from tests.e2e.sdk import connect, node_processes, process_profile_spec, wait_action
@@ -10,8 +12,8 @@ from tests.e2e.server import HerdServer
 pytestmark = pytest.mark.e2e
 
 
-def _members(clustering: object, cluster_id: str) -> list[object]:
-    return list(clustering.nodes(cluster_id=cluster_id))  # type: ignore[attr-defined]
+def _members(clustering: Any, cluster_id: str) -> list[Any]:
+    return list(clustering.nodes(cluster_id=cluster_id))
 
 
 @pytest.mark.parametrize(

@@ -95,7 +95,9 @@ def test_every_hail_file(name: str, tmp_path: Path, capsys: pytest.CaptureFixtur
     _compare(raw, tmp_path, "--no-capacity-checks")
 
 
-def _variant(name: str, evac_mode: str | None = None, excl: bool = False, spindles: bool = True):
+def _variant(
+    name: str, evac_mode: str | None = None, excl: bool = False, spindles: bool = True
+) -> dict[str, Any]:
     raw = copy.deepcopy(_load(name))
     if evac_mode:
         raw["request"]["evac_mode"] = evac_mode

@@ -11,16 +11,20 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from fastapi import FastAPI
 
 from herd.api import errors
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
+from herd.api.metrics import install_metrics
 from herd.api.microversion import MicroversionMiddleware
+from herd.api.openapi import install_openapi
+from herd.api.request_id import RequestIdMiddleware
 from herd.api.routers import (
     actions,
     cluster_actions,
+    cluster_health,
     cluster_policies,
     clusters,
     deletions,
@@ -29,12 +33,17 @@ from herd.api.routers import (
     member_health,
     nodes,
     profiles,
+    relocation,
     types,
     versions,
 )
 from herd.api.routers import policies as policy_routes
+from herd.api.ui import install_ui
 from herd.config import Settings
 from herd.store.database import Database
+
+if TYPE_CHECKING:
+    from herd.regions import Regions
 
 log = logging.getLogger("herd.api")
 
@@ -61,6 +70,8 @@ def create_app(
     drivers: DriverRegistryLike | None = None,
     policies: PolicyRegistryLike | None = None,
     clock: Callable[[], float] | None = None,
+    regions: Regions | None = None,
+    tombstones: bool = True,
 ) -> FastAPI:
     """Build the API app.
 
@@ -73,6 +84,11 @@ def create_app(
         drivers: a driver registry (default: ``default_driver_registry``).
         policies: a policy registry (default: ``default_policy_registry``).
         clock: the wall clock (epoch seconds), injectable for tests.
+        regions: the regions' backends (default: opened from ``settings.regions``); the app
+            closes the ones it opened itself.
+        tombstones: False makes deletions leave no tombstone. Tests use it to show the
+            resurrection race that tombstones prevent; no setting reaches it, so a
+            ``herd serve`` always keeps them.
     """
     owns_database = database is None
     db = database if database is not None else Database(settings.database_url())
@@ -83,14 +99,16 @@ def create_app(
         drivers=drivers if drivers is not None else _default_drivers(settings),
         policies=policies if policies is not None else _default_policies(),
         clock=clock or time.time,
+        tombstones=tombstones,
     )
     run_engine = settings.run_engine if start_engine is None else start_engine
-    regions = None
-    if settings.regions:
-        from herd.regions import Regions
+    owns_regions = regions is None and bool(settings.regions)
+    if owns_regions:
+        from herd.regions import Regions as OpenRegions
 
+        regions = OpenRegions.from_settings(settings)
+    if regions is not None:
         # The API purges copies of stuck deletions; the engine deletes copies in CLUSTER_DELETE.
-        regions = Regions.from_settings(settings)
         services.extra["regions"] = regions
 
     @asynccontextmanager
@@ -104,6 +122,7 @@ def create_app(
                 cast(Any, services.drivers),
                 cast(Any, services.policies),
                 regions_delete=regions.delete_copies if regions is not None else None,
+                metrics=services.metrics,
             )
             engine.start()
             services.engine = engine
@@ -113,7 +132,7 @@ def create_app(
             if services.engine is not None:
                 services.engine.stop()
                 services.engine = None
-            if regions is not None:
+            if owns_regions and regions is not None:
                 regions.close()
             if owns_database:
                 db.dispose()
@@ -137,10 +156,16 @@ def create_app(
         clusters,
         cluster_actions,
         cluster_policies,
+        cluster_health,
         nodes,
         actions,
         events,
         deletions,
+        relocation,
     ):
         app.include_router(module.router)
+    install_openapi(app)
+    install_metrics(app, services)
+    install_ui(app)
+    app.add_middleware(RequestIdMiddleware)  # outermost: every answer carries the id
     return app

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Protocol
 from fastapi import Depends, Request
 
 from herd.config import Settings
+from herd.observability.metrics import HerdMetrics
 from herd.store.database import Database
 
 
@@ -44,8 +45,12 @@ class Services:
     drivers: DriverRegistryLike
     policies: PolicyRegistryLike
     clock: Callable[[], float] = time.time
+    #: False only in tests that show what tombstones prevent (no setting turns them off)
+    tombstones: bool = True
     engine: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: this process's Prometheus collectors (the engine in the same process shares them)
+    metrics: HerdMetrics = field(default_factory=HerdMetrics)
 
     def now(self) -> float:
         return self.clock()

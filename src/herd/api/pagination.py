@@ -15,11 +15,9 @@ from sqlalchemy import ColumnElement, Select, and_, false, func, or_
 from sqlalchemy.orm import InstrumentedAttribute, Session
 from starlette.datastructures import QueryParams
 
+from herd.domain.values import parse_bool as parse_bool_word
 from herd.errors import InvalidRequest
 from herd.store.lookup import Scope
-
-TRUE_WORDS = {"true", "1", "t", "y", "yes", "on"}
-FALSE_WORDS = {"false", "0", "f", "n", "no", "off"}
 
 
 def invalid_value(name: str, value: Any) -> InvalidRequest:
@@ -27,12 +25,11 @@ def invalid_value(name: str, value: Any) -> InvalidRequest:
 
 
 def parse_bool(name: str, value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in TRUE_WORDS:
-        return True
-    if lowered in FALSE_WORDS:
-        return False
-    raise invalid_value(name, value)
+    """A boolean query parameter (the words of ``herd.domain.values``)."""
+    parsed = parse_bool_word(value)
+    if parsed is None:
+        raise invalid_value(name, value)
+    return parsed
 
 
 @dataclass(frozen=True)

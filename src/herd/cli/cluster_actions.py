@@ -28,6 +28,10 @@ from herd.cli.wait import finish
 __all__ = ["app"]
 
 CountOption = Annotated[int | None, typer.Option("--count", "-n", help="How many nodes.")]
+SeedOption = Annotated[
+    int | None,
+    typer.Option(help="Seed of the random choices (a preview prints the one it used)."),
+]
 
 CLUSTER_POLICY_COLUMNS = [
     id_column("policy_id", "policy_id"),
@@ -64,11 +68,12 @@ def scale_in(
     ctx: typer.Context,
     cluster: str,
     count: CountOption = None,
+    seed: SeedOption = None,
     wait: WaitOption = False,
     wait_timeout: WaitTimeoutOption = DEFAULT_WAIT_TIMEOUT,
 ) -> None:
     """Remove nodes, chosen by the deletion policy (or broken first, then random)."""
-    _run(ctx, cluster, "scale_in", without_none(count=count), wait, wait_timeout)
+    _run(ctx, cluster, "scale_in", without_none(count=count, seed=seed), wait, wait_timeout)
 
 
 @app.command("resize")
@@ -258,16 +263,25 @@ def members(ctx: typer.Context, cluster: str) -> None:
 
 
 @app.command("preview-scale-in")
-def preview_scale_in(ctx: typer.Context, cluster: str, count: CountOption = None) -> None:
+def preview_scale_in(
+    ctx: typer.Context, cluster: str, count: CountOption = None, seed: SeedOption = None
+) -> None:
     """Show which nodes a scale-in would remove now, in order, and why (changes nothing)."""
     state = get_state(ctx)
-    body = state.client.cluster_action(cluster, "preview_scale_in", without_none(count=count)).body
+    params = without_none(count=count, seed=seed)
+    body = state.client.cluster_action(cluster, "preview_scale_in", params).body
     if state.json:
         print_json(body)
         return
     victims: list[dict[str, Any]] = body.get("victims", [])
     rows = [{**victim, "#": position} for position, victim in enumerate(victims, 1)]
     print_table(rows, _victim_columns(victims), full_id=state.full_id)
+    if body.get("seed") is not None:
+        again = f" --count {count}" if count is not None else ""
+        print_message(
+            f"Seed {body['seed']}: 'herd cluster scale-in {cluster}{again} --seed {body['seed']}' "
+            "removes exactly these while the cluster does not change."
+        )
 
 
 def _victim_columns(victims: list[dict[str, Any]]) -> list[Column]:

@@ -245,61 +245,25 @@ def parse_resize(
     return ResizePlan(desired, current, min_size, max_size, error)
 
 
-_OSLO_TRUE = ("1", "t", "true", "on", "y", "yes")
-_OSLO_FALSE = ("0", "f", "false", "off", "n", "no")
-_OSLO_ACCEPTED = "'0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'"
+@dataclass(frozen=True)
+class ResizeRequest:
+    """A ``resize`` request whose fields are already typed (``herd.api.schemas``)."""
 
-
-def _coerce_int(value: Any, field: str) -> int:
-    """Senlin's integer coercion for request fields (``int(value)`` semantics)."""
-    text = f"The value for {field} must be an integer: '{value}'."
-    if isinstance(value, bool):
-        raise InvalidRequest(text, field=field)
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise InvalidRequest(text, field=field)
-        return int(value)
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidRequest(text, field=field) from None
-
-
-def _coerce_capacity(value: Any, field: str, minimum: int, maximum: int | None) -> int:
-    number = _coerce_int(value, field)
-    if number < minimum:
-        raise InvalidRequest(
-            f"The value for the {field} field must be greater than or equal to {minimum}.",
-            field=field,
-        )
-    if maximum is not None and number > maximum:
-        raise InvalidRequest(
-            f"The value for the {field} field must be less than or equal to {maximum}.",
-            field=field,
-        )
-    return number
-
-
-def _coerce_bool(value: Any, field: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _OSLO_TRUE:
-        return True
-    if text in _OSLO_FALSE:
-        return False
-    raise InvalidRequest(
-        f"Unrecognized value '{value}', acceptable values are: {_OSLO_ACCEPTED}", field=field
-    )
+    adjustment_type: str | None = None
+    number: float | None = None
+    min_size: int | None = None
+    max_size: int | None = None
+    min_step: int | None = None
+    strict: bool | None = None
 
 
 def validate_resize_request(
-    body: Mapping[str, Any], cluster: ClusterSize, current: int, max_nodes_per_cluster: int
+    request: ResizeRequest, cluster: ClusterSize, current: int, max_nodes_per_cluster: int
 ) -> dict[str, Any]:
-    """Validate a ``{"resize": {...}}`` body as Senlin's API and conductor do.
+    """Apply Senlin's cross-field rules to a typed resize request.
 
     Args:
-        body: The inner resize map.
+        request: The typed request (each field already coerced and range-checked).
         cluster: The cluster's current size fields.
         current: The real number of members (percentages apply to it).
         max_nodes_per_cluster: The service-wide cap.
@@ -311,54 +275,30 @@ def validate_resize_request(
     Raises:
         InvalidRequest: With Senlin's text and the offending field.
     """
-    raw = {k: body.get(k) for k in ("adjustment_type", "number", "min_size", "max_size")}
-    if all(v is None for v in raw.values()):
+    given = (request.adjustment_type, request.number, request.min_size, request.max_size)
+    if all(value is None for value in given):
         raise InvalidRequest("Not enough parameters to do resize action.")
-    adjustment_type: AdjustmentType | None = None
-    if raw["adjustment_type"] is not None:
-        try:
-            adjustment_type = AdjustmentType(raw["adjustment_type"])
-        except ValueError:
-            raise InvalidRequest(
-                f"Value '{raw['adjustment_type']}' is not acceptable for field 'adjustment_type'.",
-                field="adjustment_type",
-            ) from None
-        if raw["number"] is None:
-            raise InvalidRequest("Missing number value for size adjustment.", field="number")
-    elif raw["number"] is not None:
+    adjustment_type = (
+        AdjustmentType(request.adjustment_type) if request.adjustment_type is not None else None
+    )
+    if adjustment_type is not None and request.number is None:
+        raise InvalidRequest("Missing number value for size adjustment.", field="number")
+    if adjustment_type is None and request.number is not None:
         raise InvalidRequest(
             "Missing adjustment_type value for size adjustment.", field="adjustment_type"
         )
-    number: float | None = None
-    if raw["number"] is not None:
-        value = raw["number"]
-        try:
-            if isinstance(value, bool):
-                raise ValueError(value)
-            number = float(value)
-        except (TypeError, ValueError):
-            raise InvalidRequest(
-                f"The value for number must be a number: '{value}'.", field="number"
-            ) from None
-    min_size = None
-    if raw["min_size"] is not None:
-        min_size = _coerce_capacity(raw["min_size"], "min_size", 0, None)
-    max_size = None
-    if raw["max_size"] is not None:
-        max_size = _coerce_capacity(raw["max_size"], "max_size", -1, max_nodes_per_cluster)
-    min_step = None
+    min_size, max_size = request.min_size, request.max_size
     # Senlin forwards min_step only for percentage adjustments.
-    if adjustment_type is AdjustmentType.CHANGE_IN_PERCENTAGE and body.get("min_step") is not None:
-        min_step = _coerce_int(body["min_step"], "min_step")
-        if min_step < 0:
-            raise InvalidRequest("Value must be >= 0 for field 'min_step'.", field="min_step")
-    strict = True if body.get("strict") is None else _coerce_bool(body["strict"], "strict")
+    percentage = adjustment_type is AdjustmentType.CHANGE_IN_PERCENTAGE
+    min_step = request.min_step if percentage else None
+    strict = True if request.strict is None else request.strict
     if min_size is not None and max_size is not None and max_size > 0 and min_size > max_size:
         raise InvalidRequest(
             f"The specified min_size ({min_size}) is greater than the specified max_size "
             f"({max_size}).",
             field="min_size",
         )
+    number = request.number
     desired = None
     if adjustment_type is not None and number is not None:
         if adjustment_type is AdjustmentType.EXACT_CAPACITY and number < 0:
@@ -367,7 +307,7 @@ def validate_resize_request(
                 f"'{adjustment_type.value}'.",
                 field="number",
             )
-        if adjustment_type is not AdjustmentType.CHANGE_IN_PERCENTAGE:
+        if not percentage:
             number = int(number)
         desired = calculate_desired(current, adjustment_type, number, min_step)
     error = check_size_params(cluster, desired, min_size, max_size, strict, max_nodes_per_cluster)
@@ -381,29 +321,6 @@ def validate_resize_request(
         "min_step": min_step,
         "strict": strict,
     }
-
-
-def validate_scale_count(value: Any, verb: str) -> int | None:
-    """Validate the ``count`` of a scale-in or scale-out request.
-
-    Args:
-        value: The raw count (None: let the policy or the engine decide).
-        verb: ``"scale-in"`` or ``"scale-out"``, used in the zero-count text.
-
-    Returns:
-        The count as an int, or None when none was given.
-
-    Raises:
-        InvalidRequest: With Senlin's texts.
-    """
-    if value is None:
-        return None
-    count = _coerce_int(value, "count")
-    if count < 0:
-        raise InvalidRequest("Value must be >= 0 for field 'count'.", field="count")
-    if count == 0:
-        raise InvalidRequest(f"Count for {verb} request cannot be 0.", field="count")
-    return count
 
 
 def cluster_status_after(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import func, select
@@ -139,9 +139,3 @@ def placements(data: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
             break
     spread = spread[:count]
     return spread + [{}] * (count - len(spread))
-
-
-def victims_in_order(node_ids: Sequence[str], known: Sequence[str]) -> list[str]:
-    """Keep ``node_ids`` that are still members, in their given order."""
-    present = set(known)
-    return [node_id for node_id in node_ids if node_id in present]

@@ -35,6 +35,14 @@ class Outcome:
         return cls(ActionStatus.FAILED, reason, dict(outputs))
 
 
+def action_seed(action_id: str, inputs: dict[str, Any]) -> int:
+    """The request's ``seed`` when it gave one, else a stable seed from the action id."""
+    given = inputs.get("seed")
+    if isinstance(given, int) and not isinstance(given, bool):
+        return given
+    return zlib.crc32(action_id.encode())
+
+
 class ActionExecution:
     """A running action. Handlers read ``inputs`` and ``data`` and call the helpers."""
 
@@ -52,10 +60,13 @@ class ActionExecution:
         self.inputs: dict[str, Any] = dict(row.inputs or {})
         self.data: dict[str, Any] = dict(row.data or {})
         self.outputs: dict[str, Any] = dict(row.outputs or {})
+        #: what the policies explained about their decisions in this run (not stored)
+        self.notes: dict[str, Any] = {}
         self.start_time = row.start_time or ctx.now()
         self.timeout = row.timeout
-        #: a stable seed per action, so a victim choice can be replayed
-        self.seed = zlib.crc32(row.id.encode())
+        #: the seed of every random choice the action makes: the one its request gave
+        #: (so a preview's victims can be run exactly), else one derived from its id
+        self.seed = action_seed(row.id, self.inputs)
 
     # -- persistence -------------------------------------------------------------------
 

@@ -1,23 +1,24 @@
 """Running a cluster's enabled policy bindings BEFORE or AFTER an action.
 
-Bindings run in ascending priority (id breaks ties). Each policy sees the data
-the earlier ones wrote; the first ERROR stops the check, and the action fails
-with ``Policy check failure: Failed policy '<name>': <reason>``.
+The decisions are :func:`herd.policies.checks.run_checks` (the preview runs the
+same function); this module loads the bindings and the snapshot from the store
+and saves what the policies decided. The first ERROR fails the action with
+``Policy check failure: Failed policy '<name>': <reason>``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
-from herd.policies.base import Policy, PolicyContext
-from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
-from herd.store.snapshots import cluster_snapshot
-from herd.types import CheckStatus, Phase
+from herd.policies.base import PolicyContext
+from herd.policies.checks import BoundPolicy, run_checks
+from herd.store import bindings
+from herd.store.snapshots import load_cluster_snapshot
+from herd.types import Phase
 
 
 @dataclass(frozen=True)
@@ -26,39 +27,13 @@ class CheckResult:
     reason: str = ""
 
 
-@dataclass(frozen=True)
-class LoadedBinding:
-    binding_id: str
-    policy_name: str
-    policy: Policy
-    last_op: float | None
-
-
-def load_bindings(ctx: EngineContext, session: Any, cluster_id: str) -> list[LoadedBinding]:
-    rows = session.execute(
-        select(BindingRow, PolicyRow)
-        .join(PolicyRow, PolicyRow.id == BindingRow.policy_id)
-        .where(BindingRow.cluster_id == cluster_id, BindingRow.enabled.is_(True))
-        .order_by(BindingRow.priority, BindingRow.id)
-    ).all()
+def load_bound(ctx: EngineContext, session: Session, cluster_id: str) -> list[BoundPolicy]:
+    """The cluster's enabled policies, instantiated, in the order they run."""
     loaded = []
-    for binding, policy in rows:
+    for binding, policy in bindings.enabled_policies(session, cluster_id):
         _, instance = ctx.policies.create(policy.spec)
-        loaded.append(LoadedBinding(binding.id, policy.name, instance, binding.last_op))
+        loaded.append(BoundPolicy(binding.id, policy.name, instance, binding.last_op))
     return loaded
-
-
-def snapshot_for(session: Any, cluster_id: str) -> Any:
-    cluster = session.get(ClusterRow, cluster_id)
-    nodes = session.scalars(
-        select(NodeRow).where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
-    ).all()
-    profile_ids = {n.profile_id for n in nodes}
-    times = {
-        p.id: p.created_at
-        for p in session.scalars(select(ProfileRow).where(ProfileRow.id.in_(profile_ids))).all()
-    }
-    return cluster_snapshot(cluster, nodes, times)
 
 
 def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
@@ -67,62 +42,35 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
     if ex.cluster_id is None:
         return CheckResult(True)
     with ctx.database.read() as session:
-        if session.get(ClusterRow, ex.cluster_id) is None:
+        bound = load_bound(ctx, session, ex.cluster_id)
+        if not bound:
             return CheckResult(True)
-        bindings = load_bindings(ctx, session, ex.cluster_id)
-        if not bindings:
-            return CheckResult(True)
-        snapshot = snapshot_for(session, ex.cluster_id)
-    data: dict[str, Any] = dict(ex.data)
-    applicable = [b for b in bindings if b.policy.applies_to(ex.action, phase)]
-    if not applicable:
+        snapshot = load_cluster_snapshot(session, ex.cluster_id)
+    if snapshot is None:
         return CheckResult(True)
-    data["status"] = CheckStatus.OK.value
-    # An AFTER check keeps the BEFORE result ("Candidates generated", ...) unless a
-    # policy says something new, so the stored data reads as the spec shows it.
-    data["reason"] = str(data.get("reason") or "") if phase is Phase.AFTER else ""
-    touched: list[str] = []
-    for bound in applicable:
-        policy_ctx = PolicyContext(
+    outcome = run_checks(
+        bound,
+        PolicyContext(
             action=ex.action,
             phase=phase,
             cluster=snapshot,
             inputs=ex.inputs,
-            data=data,
+            data=ex.data,
             now=ctx.now(),
             seed=ex.seed,
             cause=ex.cause,
             target_node_id=ex.target if not ex.action.is_cluster_action else None,
-            last_op=bound.last_op,
             max_nodes_per_cluster=ctx.settings.max_nodes_per_cluster,
-        )
-        decision = (
-            bound.policy.before(policy_ctx)
-            if phase is Phase.BEFORE
-            else bound.policy.after(policy_ctx)
-        )
-        if decision.status is CheckStatus.NONE:
-            continue
-        data = dict(decision.data)
-        if decision.status is CheckStatus.ERROR:
-            reason = f"Failed policy '{bound.policy_name}': {decision.reason}"
-            data["status"] = CheckStatus.ERROR.value
-            data["reason"] = reason
-            ex.data = data
-            ex.save_data()
-            return CheckResult(False, reason)
-        data["status"] = CheckStatus.OK.value
-        data["reason"] = decision.reason or data.get("reason", "")
-        if decision.touch_last_op:
-            touched.append(bound.binding_id)
-    if not data.get("reason"):
-        data["reason"] = "Completed policy checking."
-    ex.data = data
+            action_id=ex.id,
+        ),
+    )
+    if not outcome.applied:
+        return CheckResult(True)
+    ex.data = outcome.data
+    ex.notes.update(outcome.notes)
     ex.save_data()
-    if touched:
+    if outcome.touched or outcome.binding_data:
         with ctx.database.write() as session:
-            for binding_id in touched:
-                row = session.get(BindingRow, binding_id)
-                if row is not None:
-                    row.last_op = ctx.now()
-    return CheckResult(True)
+            bindings.touch_last_op(session, outcome.touched, ctx.now())
+            bindings.merge_data(session, outcome.binding_data)
+    return CheckResult(outcome.ok, outcome.reason)

@@ -175,4 +175,7 @@ class DeletionPolicy(Policy):
         data["deletion"] = deletion
         if self.properties["hooks"]:
             data["hooks"] = self.hooks | {"params": dict(self.properties["hooks"]["params"])}
-        return Decision.ok(data, CANDIDATES_GENERATED), victims
+        # Why each was chosen, in order: shown by the preview and kept with the action's
+        # outputs, but not in data['deletion'], whose keys the spec fixes.
+        notes = {"rules": [victim.rule for victim in victims]}
+        return Decision.ok(data, CANDIDATES_GENERATED, notes=notes), victims

@@ -15,10 +15,9 @@ from typing import Any
 
 import yaml
 
+from herd.domain.values import parse_bool
 from herd.errors import InvalidSpec
 
-_TRUE = ("1", "t", "true", "on", "y", "yes")
-_FALSE = ("0", "f", "false", "off", "n", "no")
 _MISSING: Any = object()
 
 
@@ -181,14 +180,10 @@ class Boolean(Field):
     """oslo's strict ``bool_from_string``: true/false, yes/no, on/off, 1/0, t/f, y/n."""
 
     def convert(self, value: Any, path: str) -> Any:
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-        raise InvalidSpec(f"The value '{value}' is not a valid Boolean", field=path)
+        parsed = parse_bool(value)
+        if parsed is None:
+            raise InvalidSpec(f"The value '{value}' is not a valid Boolean", field=path)
+        return parsed
 
 
 @dataclass(frozen=True)

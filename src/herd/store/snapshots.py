@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
-from herd.store.models import ClusterRow, NodeRow
+from herd.domain.values import parse_bool
+from herd.store.models import ClusterRow, NodeRow, ProfileRow
 from herd.types import ClusterStatus, HealthStatus, NodeStatus
-
-
-def _truthy(value: object) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return bool(value)
 
 
 def node_snapshot(row: NodeRow, profile_created_at: float | None = None) -> NodeSnapshot:
@@ -32,7 +30,8 @@ def node_snapshot(row: NodeRow, profile_created_at: float | None = None) -> Node
         profile_created_at=profile_created_at,
         zone=placement.get("zone"),
         region=placement.get("region_name"),
-        protected=_truthy(metadata.get("protected", False)),
+        # The API refuses a value parse_bool cannot read; rows written before that read False.
+        protected=bool(parse_bool(metadata.get("protected", False))),
         deletion_cost=cost,
         tainted=row.tainted,
         physical_id=row.physical_id,
@@ -55,3 +54,21 @@ def cluster_snapshot(
         nodes=tuple(node_snapshot(n, times.get(n.profile_id)) for n in nodes),
         config=dict(cluster.config or {}),
     )
+
+
+def load_cluster_snapshot(session: Session, cluster_id: str) -> ClusterSnapshot | None:
+    """The cluster and its members (by index) with their profiles' creation times."""
+    cluster = session.get(ClusterRow, cluster_id)
+    if cluster is None:
+        return None
+    nodes = session.scalars(
+        select(NodeRow).where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
+    ).all()
+    profile_ids = {node.profile_id for node in nodes}
+    times = {
+        profile_id: created_at
+        for profile_id, created_at in session.execute(
+            select(ProfileRow.id, ProfileRow.created_at).where(ProfileRow.id.in_(profile_ids))
+        )
+    }
+    return cluster_snapshot(cluster, nodes, times)

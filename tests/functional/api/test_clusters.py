@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi.testclient import TestClient
 from tests.functional.api.helpers import (
     assert_error,
@@ -68,7 +70,7 @@ def test_create_cluster_defaults(client: TestClient) -> None:
 def test_create_cluster_errors(client: TestClient) -> None:
     profile = make_profile(client)
 
-    def post(**fields: object) -> object:
+    def post(**fields: object) -> Any:
         return client.post("/v1/clusters", json={"cluster": fields})
 
     assert_error(post(profile_id=profile), 400, "'name' is a required property")

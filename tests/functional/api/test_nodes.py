@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi.testclient import TestClient
 from tests.functional.api.helpers import (
     assert_error,
@@ -52,7 +54,7 @@ def test_node_create_errors(client: TestClient) -> None:
     proc = make_profile(client, "proc", PROC)
     make_cluster(client, profile, "c1")
 
-    def post(**fields: object) -> object:
+    def post(**fields: object) -> Any:
         return client.post("/v1/nodes", json={"node": fields})
 
     assert_error(post(profile_id=profile), 400, "'name' is a required property")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi.testclient import TestClient
 from tests.functional.api.helpers import (
     DELETION_SPEC,
@@ -45,7 +47,7 @@ def test_profile_crud(client: TestClient) -> None:
 
 
 def test_profile_create_errors(client: TestClient) -> None:
-    def post(profile: object) -> object:
+    def post(profile: object) -> Any:
         return client.post("/v1/profiles", json={"profile": profile})
 
     assert_error(post({"spec": SIM_SPEC}), 400, "'name' is a required property")

@@ -5,12 +5,16 @@ from __future__ import annotations
 from tests.functional.conformance.conftest import Api, deletion_spec
 
 
-def preview(api: Api, cluster: str, count: int) -> list[dict[str, object]]:
+def preview(api: Api, cluster: str, count: int, **extra: object) -> list[dict[str, object]]:
     r = api.client.post(
-        f"/v1/clusters/{cluster}/actions", json={"preview_scale_in": {"count": count}}
+        f"/v1/clusters/{cluster}/actions",
+        json={"preview_scale_in": {"count": count, **extra}},
     )
     assert r.status_code == 200, r.text
-    return list(r.json()["victims"])
+    body = r.json()
+    assert body["action"] == "CLUSTER_SCALE_IN" and body["count"] == len(body["victims"])
+    assert isinstance(body["seed"], int)
+    return list(body["victims"])
 
 
 def test_preview_matches_the_scale_in_that_follows(api: Api) -> None:
@@ -39,11 +43,20 @@ def test_preview_matches_the_scale_in_that_follows(api: Api) -> None:
 
 
 def test_preview_without_a_deletion_policy_matches_too(api: Api) -> None:
-    cluster = api.cluster(4)
-    victims = preview(api, cluster, 1)
-    assert len(victims) == 1 and victims[0]["rule"] == "RANDOM"
-    # The engine seeds RANDOM per action: the preview's choice is replayable only
-    # when ranking is decided by something else, e.g. an unhealthy member.
+    cluster = api.cluster(6)
+    victims = preview(api, cluster, 2, seed=1234)
+    assert len(victims) == 2 and {v["rule"] for v in victims} == {"RANDOM"}
+    # The same seed gives the same RANDOM choice, and the action run with it removes them.
+    assert preview(api, cluster, 2, seed=1234) == victims
+    action = api.act(cluster, {"scale_in": {"count": 2, "seed": 1234}})
+    assert action["outputs"]["nodes_removed"] == sorted(str(v["node_id"]) for v in victims)
+    assert action["outputs"]["shrink"]["seed"] == 1234
+    assert action["outputs"]["shrink"]["victims"] == [v["node_id"] for v in victims]
+    # Without a seed the preview picks one and says which.
+    body = api.client.post(
+        f"/v1/clusters/{cluster}/actions", json={"preview_scale_in": {"count": 1}}
+    ).json()
+    assert isinstance(body["seed"], int)
     target = api.member_ids(cluster)[2]
     r = api.client.patch(f"/v1/clusters/{cluster}/nodes/{target}", json={"mark_unhealthy": True})
     assert r.status_code == 200, r.text

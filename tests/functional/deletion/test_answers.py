@@ -169,12 +169,13 @@ def test_references_to_a_deleting_resource_are_409(callers: Callers) -> None:
     conflict(
         c.client.patch(f"/v1/clusters/{cid}", json={"cluster": {"name": "x"}}, headers=c.member)
     )
-    for body in (
+    bodies: list[dict[str, Any]] = [
         {"scale_out": {"count": 1}},
         {"resize": {"adjustment_type": "EXACT_CAPACITY", "number": 2}},
         {"check": {}},
         {"policy_attach": {"policy_id": policy}},
-    ):
+    ]
+    for body in bodies:
         conflict(c.client.post(f"/v1/clusters/{cid}/actions", json=body, headers=c.member))
     conflict(c.client.patch(f"/v1/nodes/{nid}", json={"node": {"name": "y"}}, headers=c.member))
     conflict(c.client.post(f"/v1/nodes/{nid}/actions", json={"check": {}}, headers=c.member))

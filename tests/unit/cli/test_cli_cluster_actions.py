@@ -122,6 +122,18 @@ def test_preview_scale_in_table(api: FakeApi, herd: Any) -> None:
     assert "zone" in run.stdout and "rule" in run.stdout
 
 
+def test_preview_names_its_seed_and_scale_in_takes_it(api: FakeApi, herd: Any) -> None:
+    victims = [{"node_id": "n1", "name": "web-1", "rule": "RANDOM"}]
+    api.on("POST", "/v1/clusters/web/actions", Answer(200, {"victims": victims, "seed": 77}))
+    run = herd("cluster", "preview-scale-in", "web", "--count", "1")
+    assert run.exit_code == 0, run.stderr
+    assert "herd cluster scale-in web --count 1 --seed 77" in " ".join(run.stdout.split())
+    api.on("POST", "/v1/clusters/web/actions", Answer(202, {"action": "a1"}))
+    run = herd("cluster", "scale-in", "web", "--count", "1", "--seed", "77")
+    assert run.exit_code == 0, run.stderr
+    assert api.sent("POST")[-1].body == {"scale_in": {"count": 1, "seed": 77}}
+
+
 def test_policy_list(api: FakeApi, herd: Any) -> None:
     api.on(
         "GET",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
@@ -14,10 +13,7 @@ from herd.domain.sizing import (
     cluster_status_after,
     parse_resize,
     truncate_desired,
-    validate_resize_request,
-    validate_scale_count,
 )
-from herd.errors import InvalidRequest
 from herd.types import AdjustmentType, ClusterStatus
 
 EXACT = AdjustmentType.EXACT_CAPACITY
@@ -302,111 +298,6 @@ def test_parse_resize_non_strict_truncates() -> None:
     cluster = SizeBounds(min_size=2, max_size=5, desired_capacity=4)
     plan = parse_resize(4, cluster, {"adjustment_type": CHANGE, "number": -5}, 1000)
     assert (plan.error, plan.desired, plan.deletion_count) == (None, 2, 2)
-
-
-def resize(body: dict[str, Any], current: int = 15) -> dict[str, Any]:
-    return validate_resize_request(body, CLUSTER, current, 100)
-
-
-@pytest.mark.parametrize(
-    ("body", "message", "field"),
-    [
-        ({}, "Not enough parameters to do resize action.", None),
-        ({"strict": True, "min_step": 1}, "Not enough parameters to do resize action.", None),
-        ({"adjustment_type": EXACT}, "Missing number value for size adjustment.", "number"),
-        ({"number": 3}, "Missing adjustment_type value for size adjustment.", "adjustment_type"),
-        (
-            {"adjustment_type": "BOGUS", "number": 1},
-            "Value 'BOGUS' is not acceptable for field 'adjustment_type'.",
-            "adjustment_type",
-        ),
-        (
-            {"adjustment_type": PCT, "number": 10, "min_step": -1},
-            "Value must be >= 0 for field 'min_step'.",
-            "min_step",
-        ),
-        ({"min_size": "abc"}, "The value for min_size must be an integer: 'abc'.", "min_size"),
-        (
-            {"min_size": -1},
-            "The value for the min_size field must be greater than or equal to 0.",
-            "min_size",
-        ),
-        (
-            {"max_size": 101},
-            "The value for the max_size field must be less than or equal to 100.",
-            "max_size",
-        ),
-        (
-            {"min_size": 12, "max_size": 11},
-            "The specified min_size (12) is greater than the specified max_size (11).",
-            "min_size",
-        ),
-        (
-            {"adjustment_type": EXACT, "number": -1},
-            "The 'number' must be non-negative integer for adjustment type 'EXACT_CAPACITY'.",
-            "number",
-        ),
-        (
-            {"adjustment_type": CHANGE, "number": -10},
-            "The target capacity (5) is less than the cluster's min_size (10).",
-            None,
-        ),
-        (
-            {"adjustment_type": CHANGE, "number": 2, "strict": "maybe"},
-            "Unrecognized value 'maybe', acceptable values are: '0', '1', 'f', 'false', 'n', "
-            "'no', 'off', 'on', 't', 'true', 'y', 'yes'",
-            "strict",
-        ),
-    ],
-)
-def test_resize_request_errors(body: dict[str, Any], message: str, field: str | None) -> None:
-    with pytest.raises(InvalidRequest) as info:
-        resize(body)
-    assert info.value.message == message
-    assert info.value.field == field
-
-
-def test_resize_request_defaults_strict_true_and_truncates_number() -> None:
-    stored = resize({"adjustment_type": CHANGE, "number": 2.7})
-    assert stored == {
-        "adjustment_type": "CHANGE_IN_CAPACITY",
-        "number": 2,
-        "min_size": None,
-        "max_size": None,
-        "min_step": None,
-        "strict": True,
-    }
-
-
-def test_resize_request_min_step_only_for_percentage() -> None:
-    assert resize({"adjustment_type": CHANGE, "number": 1, "min_step": -5})["min_step"] is None
-    assert resize({"adjustment_type": PCT, "number": 10, "min_step": 2})["min_step"] == 2
-
-
-def test_resize_request_non_strict_skips_cluster_bounds() -> None:
-    stored = resize({"adjustment_type": CHANGE, "number": -10, "strict": False})
-    assert stored["strict"] is False
-
-
-@pytest.mark.parametrize(
-    ("value", "verb", "message"),
-    [
-        (0, "scale-in", "Count for scale-in request cannot be 0."),
-        (0, "scale-out", "Count for scale-out request cannot be 0."),
-        (-1, "scale-in", "Value must be >= 0 for field 'count'."),
-        ("tt", "scale-in", "The value for count must be an integer: 'tt'."),
-    ],
-)
-def test_scale_count_errors(value: Any, verb: str, message: str) -> None:
-    with pytest.raises(InvalidRequest) as info:
-        validate_scale_count(value, verb)
-    assert info.value.message == message
-    assert info.value.field == "count"
-
-
-def test_scale_count_ok() -> None:
-    assert validate_scale_count(None, "scale-in") is None
-    assert validate_scale_count("3", "scale-out") == 3
 
 
 @pytest.mark.parametrize(

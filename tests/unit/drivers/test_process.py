@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
-from herd.drivers.process import ProcessDriver, read_proc
+from herd.drivers.process import ProcessDriver
+from herd.drivers.procfs import read_proc
 from herd.errors import DriverError, InvalidSpec
 
 PY = sys.executable
@@ -102,11 +103,10 @@ def test_create_with_health_url_then_sigterm_stops_it(driver: ProcessDriver) -> 
     assert state["pid"] == pid and state["node_id"] == "n1"
     assert driver.check(_ref(created, request)).healthy
 
-    began = time.monotonic()
     driver.delete(_ref(created, request))
-    assert time.monotonic() - began < 5
     assert not _alive(pid)
-    assert "testserver stopped" in (driver.nodes_dir / "n1.log").read_text()  # clean SIGTERM
+    # It stopped on SIGTERM (its own message), not on the SIGKILL after stop_timeout.
+    assert "testserver stopped" in (driver.nodes_dir / "n1.log").read_text()
     assert not (driver.nodes_dir / "n1.json").exists()
     driver.delete(_ref(created, request))  # idempotent
 
@@ -140,8 +140,8 @@ def test_stubborn_process_is_killed_after_stop_timeout(driver: ProcessDriver) ->
     began = time.monotonic()
     driver.delete(_ref(created, request))
     elapsed = time.monotonic() - began
-    # It waited the stop timeout before the kill (the upper bound only catches a hang).
-    assert 0.45 <= elapsed < 30
+    # It waited the stop timeout before the kill (pytest-timeout catches a hang).
+    assert elapsed >= 0.45
     assert not _alive(created.data["pid"])
 
 

@@ -35,7 +35,7 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
             disk=draw(st.sampled_from([1024, 50_000, 300_000])),
             admin_state=draw(st.sampled_from(["up", "up", "down"])),
         )
-    overrides = {
+    overrides: dict[str, dict[str, Any]] = {
         name: {"total_memory": draw(st.sampled_from([16384, 32768]))}
         for names in groups.values()
         for name in names

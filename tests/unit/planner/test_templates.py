@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from herd.planner import answer_dict, check_answer, parse_request
@@ -11,7 +13,7 @@ from .factory import ALL_TEMPLATES, template_cluster
 SHARED = ["sharedfile", "blockdev", "rbd", "ext", "gluster", "diskless"]
 
 
-def _evac(mode: str, template: str) -> tuple[list, list, list]:
+def _evac(mode: str, template: str) -> tuple[list[Any], list[Any], list[Any]]:
     raw = template_cluster(
         {"type": "node-evacuate", "instances": [f"i-{template}"], "evac_mode": mode}
     )

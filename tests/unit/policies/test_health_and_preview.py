@@ -9,10 +9,11 @@ import pytest
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.errors import InvalidRequest, InvalidSpec, PolicyRejected
 from herd.policies.base import Policy, PolicyContext
+from herd.policies.checks import BoundPolicy
 from herd.policies.deletion import DeletionPolicy
 from herd.policies.health import HealthPolicy
 from herd.policies.placement import ZonePlacementPolicy
-from herd.policies.preview import preview_scale_in
+from herd.policies.preview import preview_shrink
 from herd.policies.ranking import Victim
 from herd.policies.scaling import ScalingPolicy
 from herd.types import ActionName, CheckStatus, HealthStatus, NodeStatus, Phase
@@ -31,7 +32,14 @@ def test_health_spec_v10_and_v11() -> None:
     p = HealthPolicy(HEALTH)
     assert p.properties["detection"]["options"]["interval"] == 30
     assert p.properties["recovery"]["actions"] == [{"name": "RECREATE", "params": {}}]
-    v11 = {"detection": {"detection_modes": [{"type": "NODE_STATUS_POLL_URL"}], "interval": 120}}
+    v11 = {
+        "detection": {
+            "detection_modes": [
+                {"type": "NODE_STATUS_POLL_URL", "options": {"poll_url": "http://h/{nodename}"}}
+            ],
+            "interval": 120,
+        }
+    }
     assert (
         HealthPolicy(v11).properties["detection"]["detection_modes"][0]["options"]["interval"] == 60
     )
@@ -54,10 +62,14 @@ def test_health_suspends_on_shrink_and_resumes_after(cluster: Cluster, ctx: Ctx)
         assert p.applies_to(action, Phase.BEFORE) and p.applies_to(action, Phase.AFTER)
     before = p.before(ctx(ActionName.CLUSTER_SCALE_IN, cluster(2), data={"deletion": {"count": 1}}))
     assert before.data == {"deletion": {"count": 1}, "health": {"suspended": True}}
+    # The binding carries the suspension (and who suspended) for the health manager.
+    assert before.binding_data is not None and before.binding_data["suspended"] is True
+    assert "suspended_by" in before.binding_data
     after = p.after(
         ctx(ActionName.CLUSTER_SCALE_IN, cluster(2), phase=Phase.AFTER, data=before.data)
     )
     assert after.data["health"] == {"suspended": False}
+    assert after.binding_data is not None and after.binding_data["suspended"] is False
 
 
 def test_health_resize_grow_does_not_suspend(cluster: Cluster, ctx: Ctx) -> None:
@@ -66,6 +78,15 @@ def test_health_resize_grow_does_not_suspend(cluster: Cluster, ctx: Ctx) -> None
         ctx(ActionName.CLUSTER_RESIZE, cluster(2), inputs=inputs)
     )
     assert decision.status is CheckStatus.OK and "health" not in decision.data
+
+
+def preview_scale_in(
+    cluster: ClusterSnapshot, policies: list[Policy], count: int | None, now: float, seed: int
+) -> list[Victim]:
+    """The scale-in preview with ``policies`` bound in this order."""
+    bound = [BoundPolicy(f"b{i}", type(p).__name__, p) for i, p in enumerate(policies)]
+    inputs = {} if count is None else {"count": count}
+    return preview_shrink(ActionName.CLUSTER_SCALE_IN, cluster, bound, inputs, now, seed)
 
 
 def members(node: Node) -> list[NodeSnapshot]:

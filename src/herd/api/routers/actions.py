@@ -11,6 +11,8 @@ from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.microversion import require
+from herd.api.schemas.actions import ActionUpdate
+from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.services.actions import cancel_action
 from herd.api.services.common import location
 from herd.api.views import render_actions
@@ -55,7 +57,9 @@ def get_action(action_id: str, services: ServicesDep, ctx: Context) -> dict[str,
         return {"action": render_actions(session, [row], ctx.version)[0]}
 
 
-@router.patch("/{action_id}", status_code=202)
+@router.patch(
+    "/{action_id}", status_code=202, openapi_extra=openapi_body(ActionUpdate, envelope="action")
+)
 def update_action(
     action_id: str,
     request: Request,
@@ -64,8 +68,9 @@ def update_action(
     body: Any = Body(None),
 ) -> Response:
     require(ctx.version, "1.12")
+    update = parse_body(ActionUpdate, body, envelope="action")
     raw_force = request.query_params.get("force")
     force = raw_force is not None and pagination.parse_bool("force", raw_force)
     with services.database.write() as session:
-        row = cancel_action(session, services, ctx, action_id, body, force)
+        row = cancel_action(session, services, ctx, action_id, update, force)
     return Response(status_code=202, headers=location(row.id))

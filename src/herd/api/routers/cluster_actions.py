@@ -9,20 +9,27 @@ from fastapi.responses import JSONResponse
 
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
-from herd.api.services.cluster_actions import cluster_action
+from herd.api.schemas.base import openapi_body
+from herd.api.schemas.cluster_actions import ClusterActionRequest
 from herd.api.services.common import location
+from herd.api.services.dispatch import cluster_action
 
 router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
 
 
-@router.post("/{cluster_id}/actions", status_code=202)
+@router.post(
+    "/{cluster_id}/actions",
+    status_code=202,
+    openapi_extra=openapi_body(ClusterActionRequest),
+    responses={200: {"description": "A synchronous action (preview, lifecycle completion)."}},
+)
 def post_cluster_action(
     cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> JSONResponse:
     with services.database.write() as session:
         outcome = cluster_action(session, services, ctx, cluster_id, body)
     if isinstance(outcome, dict):
-        if "victims" in outcome or "deadline" in outcome:
+        if "action" not in outcome or "victims" in outcome or "deadline" in outcome:
             return JSONResponse(outcome, status_code=200)
         return JSONResponse(outcome, status_code=202, headers=location(outcome["action"]))
     return JSONResponse({"action": outcome.id}, status_code=202, headers=location(outcome.id))

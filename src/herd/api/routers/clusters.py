@@ -11,7 +11,9 @@ from sqlalchemy import select
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
-from herd.api.microversion import require
+from herd.api.microversion import APIVersion, require
+from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.schemas.clusters import ClusterCreate, ClusterUpdate, DeleteRequest
 from herd.api.services import clusters as service
 from herd.api.services import deletions
 from herd.api.services.common import location
@@ -50,10 +52,18 @@ def list_clusters(request: Request, services: ServicesDep, ctx: Context) -> dict
         return {"clusters": render_clusters(session, rows)}
 
 
-@router.post("", status_code=202)
+V1_6 = APIVersion(1, 6)
+
+
+def _limits(services: ServicesDep) -> dict[str, int]:
+    return {"max_nodes_per_cluster": services.settings.max_nodes_per_cluster}
+
+
+@router.post("", status_code=202, openapi_extra=openapi_body(ClusterCreate, envelope="cluster"))
 def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> JSONResponse:
+    request = parse_body(ClusterCreate, body, envelope="cluster", context=_limits(services))
     with services.database.write() as session:
-        cluster, action = service.create_cluster(session, services, ctx, body)
+        cluster, action = service.create_cluster(session, services, ctx, request)
         session.flush()
         view = render_cluster(session, cluster)
     return JSONResponse({"cluster": view}, status_code=202, headers=location(action.id))
@@ -67,18 +77,24 @@ def get_cluster(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[st
         return {"cluster": render_cluster(session, row)}
 
 
-@router.patch("/{cluster_id}", status_code=202)
+@router.patch(
+    "/{cluster_id}", status_code=202, openapi_extra=openapi_body(ClusterUpdate, envelope="cluster")
+)
 def update_cluster(
     cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> JSONResponse:
+    ignore = ("profile_only",) if ctx.version < V1_6 else ()
+    request = parse_body(ClusterUpdate, body, envelope="cluster", ignore=ignore)
     with services.database.write() as session:
-        cluster, action = service.update_cluster(session, services, ctx, cluster_id, body)
+        cluster, action = service.update_cluster(session, services, ctx, cluster_id, request)
         session.flush()
         view = render_cluster(session, cluster)
     return JSONResponse({"cluster": view}, status_code=202, headers=location(action.id))
 
 
-@router.delete("/{cluster_id}", status_code=202)
+@router.delete(
+    "/{cluster_id}", status_code=202, openapi_extra=openapi_body(DeleteRequest, required=False)
+)
 def delete_cluster(
     cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> Response:

@@ -11,6 +11,11 @@ from sqlalchemy import select
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
+from herd.api.microversion import APIVersion
+from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.schemas.cluster_actions import NodeActionRequest
+from herd.api.schemas.clusters import DeleteRequest
+from herd.api.schemas.nodes import NodeCreate, NodeUpdate
 from herd.api.services import deletions
 from herd.api.services import nodes as service
 from herd.api.services.common import location
@@ -20,6 +25,8 @@ from herd.store.lookup import find
 from herd.store.models import ClusterRow, NodeRow
 
 router = APIRouter(prefix="/v1/nodes", tags=["nodes"])
+
+V1_13 = APIVersion(1, 13)
 
 LIST_SPEC = pagination.ListSpec(
     model=NodeRow,
@@ -69,10 +76,11 @@ def list_nodes(request: Request, services: ServicesDep, ctx: Context) -> dict[st
         return {"nodes": render_nodes(session, rows, ctx.version, details)}
 
 
-@router.post("", status_code=202)
+@router.post("", status_code=202, openapi_extra=openapi_body(NodeCreate, envelope="node"))
 def create_node(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> JSONResponse:
+    request = parse_body(NodeCreate, body, envelope="node")
     with services.database.write() as session:
-        node, action = service.create_node(session, services, ctx, body)
+        node, action = service.create_node(session, services, ctx, request)
         session.flush()
         view = render_nodes(session, [node], ctx.version)[0]
     return JSONResponse({"node": view}, status_code=202, headers=location(action.id))
@@ -87,18 +95,24 @@ def get_node(node_id: str, request: Request, services: ServicesDep, ctx: Context
         return {"node": render_nodes(session, [row], ctx.version, details)[0]}
 
 
-@router.patch("/{node_id}", status_code=202)
+@router.patch(
+    "/{node_id}", status_code=202, openapi_extra=openapi_body(NodeUpdate, envelope="node")
+)
 def update_node(
     node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> JSONResponse:
+    ignore = ("tainted",) if ctx.version < V1_13 else ()
+    request = parse_body(NodeUpdate, body, envelope="node", ignore=ignore)
     with services.database.write() as session:
-        node, action = service.update_node(session, services, ctx, node_id, body)
+        node, action = service.update_node(session, services, ctx, node_id, request)
         session.flush()
         view = render_nodes(session, [node], ctx.version)[0]
     return JSONResponse({"node": view}, status_code=202, headers=location(action.id))
 
 
-@router.delete("/{node_id}", status_code=202)
+@router.delete(
+    "/{node_id}", status_code=202, openapi_extra=openapi_body(DeleteRequest, required=False)
+)
 def delete_node(
     node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> Response:
@@ -110,7 +124,7 @@ def delete_node(
     return Response(status_code=202, headers=location(action.id))
 
 
-@router.post("/{node_id}/actions", status_code=202)
+@router.post("/{node_id}/actions", status_code=202, openapi_extra=openapi_body(NodeActionRequest))
 def post_node_action(
     node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> JSONResponse:

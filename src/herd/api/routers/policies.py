@@ -11,6 +11,8 @@ from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.microversion import require
+from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.schemas.specs import PolicyCreate, PolicyUpdate, SpecValidate
 from herd.api.services import deletions
 from herd.api.services import policies as service
 from herd.api.views import policy_view
@@ -47,18 +49,20 @@ def list_policies(request: Request, services: ServicesDep, ctx: Context) -> dict
         return {"policies": [policy_view(row) for row in rows]}
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, openapi_extra=openapi_body(PolicyCreate, envelope="policy"))
 def create_policy(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
+    request = parse_body(PolicyCreate, body, envelope="policy")
     with services.database.write() as session:
-        row = service.create_policy(session, services, ctx, body)
+        row = service.create_policy(session, services, ctx, request)
         session.flush()
         return {"policy": policy_view(row)}
 
 
-@router.post("/validate")
+@router.post("/validate", openapi_extra=openapi_body(SpecValidate, envelope="policy"))
 def validate_policy(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
     require(ctx.version, "1.2")
-    return {"policy": policy_view(service.validate_policy(services, ctx, body))}
+    request = parse_body(SpecValidate, body, envelope="policy")
+    return {"policy": policy_view(service.validate_policy(services, ctx, request))}
 
 
 @router.get("/{policy_id}")
@@ -69,12 +73,13 @@ def get_policy(policy_id: str, services: ServicesDep, ctx: Context) -> dict[str,
         return {"policy": policy_view(row)}
 
 
-@router.patch("/{policy_id}")
+@router.patch("/{policy_id}", openapi_extra=openapi_body(PolicyUpdate, envelope="policy"))
 def update_policy(
     policy_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> dict[str, Any]:
+    request = parse_body(PolicyUpdate, body, envelope="policy")
     with services.database.write() as session:
-        row = service.update_policy(session, services, ctx, policy_id, body)
+        row = service.update_policy(session, services, ctx, policy_id, request)
         session.flush()
         return {"policy": policy_view(row)}
 

@@ -11,6 +11,8 @@ from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.microversion import require
+from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.schemas.specs import ProfileCreate, ProfileUpdate, SpecValidate
 from herd.api.services import deletions
 from herd.api.services import profiles as service
 from herd.api.views import profile_view
@@ -47,18 +49,20 @@ def list_profiles(request: Request, services: ServicesDep, ctx: Context) -> dict
         return {"profiles": [profile_view(row) for row in rows]}
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, openapi_extra=openapi_body(ProfileCreate, envelope="profile"))
 def create_profile(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
+    request = parse_body(ProfileCreate, body, envelope="profile")
     with services.database.write() as session:
-        row = service.create_profile(session, services, ctx, body)
+        row = service.create_profile(session, services, ctx, request)
         session.flush()
         return {"profile": profile_view(row)}
 
 
-@router.post("/validate")
+@router.post("/validate", openapi_extra=openapi_body(SpecValidate, envelope="profile"))
 def validate_profile(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
     require(ctx.version, "1.2")
-    return {"profile": profile_view(service.validate_profile(services, ctx, body))}
+    request = parse_body(SpecValidate, body, envelope="profile")
+    return {"profile": profile_view(service.validate_profile(services, ctx, request))}
 
 
 @router.get("/{profile_id}")
@@ -69,12 +73,13 @@ def get_profile(profile_id: str, services: ServicesDep, ctx: Context) -> dict[st
         return {"profile": profile_view(row)}
 
 
-@router.patch("/{profile_id}")
+@router.patch("/{profile_id}", openapi_extra=openapi_body(ProfileUpdate, envelope="profile"))
 def update_profile(
     profile_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> dict[str, Any]:
+    request = parse_body(ProfileUpdate, body, envelope="profile")
     with services.database.write() as session:
-        row = service.update_profile(session, services, ctx, profile_id, body)
+        row = service.update_profile(session, services, ctx, profile_id, request)
         session.flush()
         return {"profile": profile_view(row)}
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
-from herd.api.services.common import unwrap
+from herd.api.schemas.actions import ActionUpdate
 from herd.errors import InvalidRequest
 from herd.store.events import record
 from herd.store.locks import release_all
@@ -31,12 +29,11 @@ def cancel_action(
     services: Services,
     ctx: RequestContext,
     identity: str,
-    body: Any,
+    request: ActionUpdate,
     force: bool,
 ) -> ActionRow:
-    data = unwrap(body, "action")
     row = find(session, ActionRow, identity, ctx.scope(), "action")
-    status = data.get("status")
+    status = request.status
     if status != ActionStatus.CANCELLED.value:
         raise InvalidRequest(f"Unknown status {status} for action {identity}", field="status")
     current = ActionStatus(row.status)

@@ -1,4 +1,11 @@
-"""``POST /v1/clusters/<id>/actions``: one key per request, validated as Senlin does."""
+"""The asynchronous cluster actions: each key of ``POST /v1/clusters/<id>/actions``.
+
+Every handler validates its parameters (``herd.api.schemas.cluster_actions``)
+and the cluster's state as Senlin's API does, and returns the action to store
+with its inputs; ``dispatch.cluster_action`` stores it. The previews
+(``preview.py``) call the same handlers, so a preview validates exactly what the
+action would.
+"""
 
 from __future__ import annotations
 
@@ -12,34 +19,34 @@ from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.errors import NodeNotOrphan, ProfileTypeNotMatch
 from herd.api.microversion import APIVersion, require
-from herd.api.services.cluster_extras import SYNCHRONOUS, replace_unhealthy
-from herd.api.services.common import (
-    find_referenced,
-    get_bool,
-    get_map,
-    reject_unknown,
-    submit,
+from herd.api.schemas.base import parse_body
+from herd.api.schemas.cluster_actions import (
+    CheckParams,
+    DelNodesParams,
+    NodeRecoverParams,
+    NodesParams,
+    PolicyAttachParams,
+    PolicyDetachParams,
+    PolicyUpdateParams,
+    RecoverParams,
+    ReplaceNodesParams,
+    ReplaceUnhealthyParams,
+    ResizeParams,
+    ScaleInParams,
+    ScaleOutParams,
 )
-from herd.domain.sizing import check_size_params, validate_resize_request, validate_scale_count
+from herd.api.services.common import find_referenced
+from herd.domain.sizing import ResizeRequest, check_size_params, validate_resize_request
 from herd.errors import InvalidRequest, NotFound, ResourceInUse
 from herd.store.lookup import find
-from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
+from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
 from herd.types import ActionName, NodeStatus
 
 V1_4 = APIVersion(1, 4)
 V1_6 = APIVersion(1, 6)
-RECOVER_OPERATIONS = ("REBOOT", "REBUILD", "RECREATE")
 
 Inputs = dict[str, Any]
 Handler = Callable[[Session, Services, RequestContext, ClusterRow, Any], tuple[ActionName, Inputs]]
-
-
-def _params(value: Any, action: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InvalidRequest(f"The data provided for '{action}' is not a map", field=action)
-    return value
 
 
 def _size_error(services: Services, cluster: ClusterRow, desired: int, strict: bool) -> None:
@@ -50,18 +57,20 @@ def _size_error(services: Services, cluster: ClusterRow, desired: int, strict: b
         raise InvalidRequest(error)
 
 
-def _scale(verb: str, action: ActionName, sign: int) -> Handler:
+def _scale(model: type[ScaleInParams | ScaleOutParams], action: ActionName, sign: int) -> Handler:
+    label = "scale_in" if model is ScaleInParams else "scale_out"
+
     def handle(
         session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
     ) -> tuple[ActionName, Inputs]:
-        params = _params(raw, verb.replace("-", "_"))
-        reject_unknown(params, ("count",))
-        count = validate_scale_count(params.get("count"), verb)
+        params = parse_body(model, raw, label=label)
+        seed = {} if params.seed is None else {"seed": params.seed}
+        count = params.count
         if count is None:
-            return action, {}
+            return action, seed
         # Not strict at the API, as Senlin: only max_nodes_per_cluster is enforced here.
         _size_error(services, cluster, cluster.desired_capacity + sign * count, strict=False)
-        return action, {"count": count}
+        return action, {"count": count, **seed}
 
     return handle
 
@@ -73,27 +82,22 @@ def _member_count(session: Session, cluster: ClusterRow) -> int:
 def _resize(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
-    params = _params(raw, "resize")
-    reject_unknown(
-        params, ("adjustment_type", "number", "min_size", "max_size", "min_step", "strict")
+    max_nodes = services.settings.max_nodes_per_cluster
+    params = parse_body(
+        ResizeParams, raw, label="resize", context={"max_nodes_per_cluster": max_nodes}
     )
-    inputs = validate_resize_request(
-        params, cluster, _member_count(session, cluster), services.settings.max_nodes_per_cluster
+    request = ResizeRequest(
+        adjustment_type=params.adjustment_type,
+        number=params.number,
+        min_size=params.min_size,
+        max_size=params.max_size,
+        min_step=params.min_step,
+        strict=params.strict,
     )
+    inputs = validate_resize_request(request, cluster, _member_count(session, cluster), max_nodes)
+    if params.seed is not None:
+        inputs["seed"] = params.seed
     return ActionName.CLUSTER_RESIZE, inputs
-
-
-def _node_list(params: dict[str, Any]) -> list[str]:
-    nodes = params.get("nodes")
-    if not isinstance(nodes, list):
-        if nodes is None:
-            raise InvalidRequest("'nodes' is a required property", field="nodes")
-        raise InvalidRequest(f"The value '{nodes}' is not a list for 'nodes'.", field="nodes")
-    if len(nodes) < 1:
-        raise InvalidRequest("Value for 'nodes' must have at least 1 item(s).", field="nodes")
-    if len(set(map(str, nodes))) != len(nodes):
-        raise InvalidRequest("Items for 'nodes' must be unique", field="nodes")
-    return [str(n) for n in nodes]
 
 
 def _find_node(session: Session, ctx: RequestContext, identity: str) -> NodeRow | None:
@@ -110,11 +114,10 @@ def _profile_type(session: Session, profile_id: str) -> str | None:
 def _add_nodes(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
-    params = _params(raw, "add_nodes")
-    reject_unknown(params, ("nodes",))
+    params = parse_body(NodesParams, raw, label="add_nodes")
     cluster_type = _profile_type(session, cluster.profile_id)
     found, not_found, bad, owned, mismatched = [], [], [], [], []
-    for identity in _node_list(params):
+    for identity in params.nodes:
         node = _find_node(session, ctx, identity)
         if node is None or node.project != cluster.project:
             not_found.append(identity)
@@ -146,12 +149,10 @@ def _add_nodes(
 def _del_nodes(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
-    params = _params(raw, "del_nodes")
-    if ctx.version < V1_4:
-        params.pop("destroy_after_deletion", None)
-    reject_unknown(params, ("nodes", "destroy_after_deletion"))
+    ignore = ("destroy_after_deletion",) if ctx.version < V1_4 else ()
+    params = parse_body(DelNodesParams, raw, label="del_nodes", ignore=ignore)
     found, not_found, not_members = [], [], []
-    for identity in _node_list(params):
+    for identity in params.nodes:
         node = _find_node(session, ctx, identity)
         if node is None:
             not_found.append(identity)
@@ -172,8 +173,10 @@ def _del_nodes(
     if errors:
         raise InvalidRequest("\n".join(errors), field="nodes")
     _size_error(services, cluster, cluster.desired_capacity - len(found), strict=True)
-    destroy = bool(get_bool(params, "destroy_after_deletion"))
-    inputs = {"candidates": found, "count": len(found), "destroy_after_deletion": destroy}
+    destroy = bool(params.destroy_after_deletion)
+    inputs: Inputs = {"candidates": found, "count": len(found), "destroy_after_deletion": destroy}
+    if params.seed is not None:
+        inputs["seed"] = params.seed
     return ActionName.CLUSTER_DEL_NODES, inputs
 
 
@@ -181,11 +184,7 @@ def _replace_nodes(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
     require(ctx.version, "1.3")
-    params = _params(raw, "replace_nodes")
-    reject_unknown(params, ("nodes",))
-    pairs = get_map(params, "nodes")
-    if not pairs:
-        raise InvalidRequest("Value for 'nodes' must have at least 1 item(s).", field="nodes")
+    pairs = parse_body(ReplaceNodesParams, raw, label="replace_nodes").nodes
     cluster_type = _profile_type(session, cluster.profile_id)
     found: dict[str, str] = {}
     not_member, missing_old, missing_new, not_orphan, bad, mismatched = [], [], [], [], [], []
@@ -231,45 +230,24 @@ def _replace_nodes(
 def _check(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
-    _params(raw, "check")
+    parse_body(CheckParams, raw, label="check")
     return ActionName.CLUSTER_CHECK, {}
 
 
-def recover_inputs(raw: Any, version: APIVersion, allowed: tuple[str, ...]) -> Inputs:
-    params = _params(raw, "recover")
-    if version < V1_6:
-        params.pop("check", None)
-    reject_unknown(params, allowed)
-    inputs: Inputs = {}
-    operation = params.get("operation")
-    if operation is not None:
-        if not isinstance(operation, str) or operation.upper() not in RECOVER_OPERATIONS:
-            raise InvalidRequest(
-                f"Operation value '{operation}' has to be one of the following: "
-                f"{', '.join(RECOVER_OPERATIONS)}.",
-                field="operation",
-            )
-        inputs["operation"] = operation.upper()
-    if params.get("operation_params") is not None:
-        inputs["operation_params"] = get_map(params, "operation_params")
-    for key in ("check", "check_capacity"):
-        value = get_bool(params, key) if key in allowed else None
-        if value is not None:
-            inputs[key] = value
-    return inputs
+def recover_inputs(params: RecoverParams | NodeRecoverParams) -> Inputs:
+    """The inputs a CLUSTER_RECOVER or NODE_RECOVER action stores: only what was given."""
+    return params.model_dump(exclude_none=True)
 
 
 def _recover(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
-    allowed = ("operation", "operation_params", "check", "check_capacity")
-    return ActionName.CLUSTER_RECOVER, recover_inputs(raw, ctx.version, allowed)
+    ignore = ("check", "check_capacity") if ctx.version < V1_6 else ()
+    params = parse_body(RecoverParams, raw, label="recover", ignore=ignore)
+    return ActionName.CLUSTER_RECOVER, recover_inputs(params)
 
 
-def _policy(session: Session, ctx: RequestContext, params: dict[str, Any]) -> PolicyRow:
-    identity = params.get("policy_id")
-    if identity is None:
-        raise InvalidRequest("'policy_id' is a required property", field="policy_id")
+def _policy(session: Session, ctx: RequestContext, identity: str) -> PolicyRow:
     policy: PolicyRow = find_referenced(session, PolicyRow, identity, ctx.scope(), "policy")
     return policy
 
@@ -285,20 +263,19 @@ def _binding(session: Session, cluster: ClusterRow, policy: PolicyRow) -> Bindin
 def _policy_attach(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
-    params = _params(raw, "policy_attach")
-    reject_unknown(params, ("policy_id", "enabled"))
-    policy = _policy(session, ctx, params)
-    enabled = get_bool(params, "enabled")
-    inputs = {"policy_id": policy.id, "enabled": True if enabled is None else enabled}
+    params = parse_body(PolicyAttachParams, raw, label="policy_attach")
+    policy = _policy(session, ctx, params.policy_id)
+    enabled = True if params.enabled is None else params.enabled
+    inputs = {"policy_id": policy.id, "enabled": enabled}
     return ActionName.CLUSTER_ATTACH_POLICY, inputs
 
 
 def _require_binding(
-    session: Session, cluster: ClusterRow, policy: PolicyRow, params: dict[str, Any], cid: str
+    session: Session, cluster: ClusterRow, policy: PolicyRow, identity: str
 ) -> None:
     if _binding(session, cluster, policy) is None:
         raise InvalidRequest(
-            f"The policy '{params['policy_id']}' is not attached to the specified cluster '{cid}'.",
+            f"The policy '{identity}' is not attached to the specified cluster '{cluster.id}'.",
             field="policy_id",
         )
 
@@ -306,30 +283,34 @@ def _require_binding(
 def _policy_detach(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
-    params = _params(raw, "policy_detach")
-    reject_unknown(params, ("policy_id",))
-    policy = _policy(session, ctx, params)
-    _require_binding(session, cluster, policy, params, cluster.id)
+    params = parse_body(PolicyDetachParams, raw, label="policy_detach")
+    policy = _policy(session, ctx, params.policy_id)
+    _require_binding(session, cluster, policy, params.policy_id)
     return ActionName.CLUSTER_DETACH_POLICY, {"policy_id": policy.id}
 
 
 def _policy_update(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
-    params = _params(raw, "policy_update")
-    reject_unknown(params, ("policy_id", "enabled"))
-    policy = _policy(session, ctx, params)
-    _require_binding(session, cluster, policy, params, cluster.id)
+    params = parse_body(PolicyUpdateParams, raw, label="policy_update")
+    policy = _policy(session, ctx, params.policy_id)
+    _require_binding(session, cluster, policy, params.policy_id)
     inputs: Inputs = {"policy_id": policy.id}
-    enabled = get_bool(params, "enabled")
-    if enabled is not None:
-        inputs["enabled"] = enabled
+    if params.enabled is not None:
+        inputs["enabled"] = params.enabled
     return ActionName.CLUSTER_UPDATE_POLICY, inputs
 
 
+def replace_unhealthy(
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+) -> tuple[ActionName, dict[str, Any]]:
+    params = parse_body(ReplaceUnhealthyParams, raw, label="replace_unhealthy")
+    return ActionName.CLUSTER_REPLACE_UNHEALTHY, {"batch_size": params.batch_size or 1}
+
+
 HANDLERS: dict[str, Handler] = {
-    "scale_out": _scale("scale-out", ActionName.CLUSTER_SCALE_OUT, +1),
-    "scale_in": _scale("scale-in", ActionName.CLUSTER_SCALE_IN, -1),
+    "scale_out": _scale(ScaleOutParams, ActionName.CLUSTER_SCALE_OUT, +1),
+    "scale_in": _scale(ScaleInParams, ActionName.CLUSTER_SCALE_IN, -1),
     "resize": _resize,
     "add_nodes": _add_nodes,
     "del_nodes": _del_nodes,
@@ -341,39 +322,3 @@ HANDLERS: dict[str, Handler] = {
     "policy_update": _policy_update,
     "replace_unhealthy": replace_unhealthy,
 }
-
-
-def single_action(body: Any, supported: dict[str, Any]) -> tuple[str, Any]:
-    """The one ``{"<action>": {...}}`` key of an actions body, with Senlin's texts."""
-    if not isinstance(body, dict):
-        raise InvalidRequest("The data provided is not a map")
-    if len(body) < 1:
-        raise InvalidRequest("No action specified")
-    if len(body) > 1:
-        raise InvalidRequest("Multiple actions specified")
-    name, params = next(iter(body.items()))
-    if name not in supported:
-        raise InvalidRequest(f"Unrecognized action '{name}' specified", field=name)
-    return name, params
-
-
-def cluster_action(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
-) -> ActionRow | dict[str, Any]:
-    """Store the requested action, or answer a synchronous one (its body is returned)."""
-    name, params = single_action(body, {**HANDLERS, **SYNCHRONOUS})
-    cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    if name in SYNCHRONOUS:
-        return SYNCHRONOUS[name](session, services, ctx, cluster, params)
-    action, inputs = HANDLERS[name](session, services, ctx, cluster, params)
-    return submit(
-        session,
-        services,
-        ctx,
-        action,
-        target=cluster.id,
-        cluster_id=cluster.id,
-        project=cluster.project,
-        inputs=inputs,
-        timeout=cluster.timeout,
-    )

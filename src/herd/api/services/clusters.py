@@ -12,26 +12,16 @@ from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.errors import FeatureNotSupported
 from herd.api.microversion import APIVersion
+from herd.api.schemas.base import parse_body
+from herd.api.schemas.clusters import ClusterCreate, ClusterUpdate, DeleteRequest
 from herd.api.services import deletions
-from herd.api.services.common import (
-    find_referenced,
-    get_bool,
-    get_int,
-    get_map,
-    get_name,
-    refuse_if_deleting,
-    reject_unknown,
-    require,
-    submit,
-    unwrap,
-)
+from herd.api.services.common import find_referenced, refuse_if_deleting, submit
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
 from herd.store.lookup import find
 from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeRow, ProfileRow
 from herd.types import ActionName, ClusterStatus
 
-V1_6 = APIVersion(1, 6)
 V1_8 = APIVersion(1, 8)
 BUSY_STATUSES = (
     ClusterStatus.CREATING,
@@ -39,33 +29,14 @@ BUSY_STATUSES = (
     ClusterStatus.DELETING,
     ClusterStatus.RECOVERING,
 )
-CREATE_FIELDS = (
-    "name",
-    "profile_id",
-    "desired_capacity",
-    "min_size",
-    "max_size",
-    "timeout",
-    "metadata",
-    "config",
-)
-UPDATE_FIELDS = ("name", "metadata", "timeout", "profile_id", "profile_only", "config")
 
 
 def create_cluster(
-    session: Session, services: Services, ctx: RequestContext, body: Any
+    session: Session, services: Services, ctx: RequestContext, request: ClusterCreate
 ) -> tuple[ClusterRow, ActionRow]:
-    data = unwrap(body, "cluster")
-    reject_unknown(data, CREATE_FIELDS)
     max_nodes = services.settings.max_nodes_per_cluster
-    name = get_name(data)
-    profile_identity = require(data, "profile_id")
-    min_size = get_int(data, "min_size", minimum=0)
-    max_size = get_int(data, "max_size", minimum=-1, maximum=max_nodes)
-    desired = get_int(data, "desired_capacity", minimum=0)
-    timeout = get_int(data, "timeout", non_negative=True)
-    metadata = get_map(data, "metadata") or {}
-    config = get_map(data, "config") or {}
+    min_size, max_size = request.min_size, request.max_size
+    desired = request.desired_capacity
     if desired is None:
         desired = min_size if min_size is not None else 0
     error = check_size_params(
@@ -78,11 +49,11 @@ def create_cluster(
     )
     if error:
         raise InvalidRequest(error)
-    profile = find_referenced(session, ProfileRow, profile_identity, ctx.scope(), "profile")
+    profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
     now = services.now()
     cluster = ClusterRow(
         id=str(uuid.uuid4()),
-        name=name,
+        name=request.name,
         profile_id=profile.id,
         init_at=now,
         created_at=None,
@@ -91,12 +62,14 @@ def create_cluster(
         max_size=-1 if max_size is None else max_size,
         desired_capacity=desired,
         next_index=1,
-        timeout=services.settings.default_action_timeout if timeout is None else timeout,
+        timeout=(
+            services.settings.default_action_timeout if request.timeout is None else request.timeout
+        ),
         status=ClusterStatus.INIT.value,
         status_reason="Initializing",
-        meta_data=metadata,
+        meta_data=request.metadata or {},
         data={},
-        config=config,
+        config=request.config or {},
         dependents={},
         user=ctx.user,
         project=ctx.project,
@@ -118,33 +91,24 @@ def create_cluster(
 
 
 def update_cluster(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, request: ClusterUpdate
 ) -> tuple[ClusterRow, ActionRow]:
-    data = unwrap(body, "cluster")
-    if ctx.version < V1_6:
-        data.pop("profile_only", None)
-    reject_unknown(data, UPDATE_FIELDS)
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
     deletions.hide_from_agent(session, ctx, "cluster", cluster)
     refuse_if_deleting(session, "cluster", [cluster.id])
     if cluster.status == ClusterStatus.ERROR.value:
         raise FeatureNotSupported("Updating a cluster in error state is not supported.")
     inputs: dict[str, Any] = {}
-    if data.get("name") is not None:
-        name = get_name(data)
-        if name != cluster.name:
-            inputs["name"] = name
-    metadata = get_map(data, "metadata")
-    if metadata is not None and metadata != (cluster.meta_data or {}):
-        inputs["metadata"] = metadata
-    timeout = get_int(data, "timeout", non_negative=True)
-    if timeout is not None and timeout != cluster.timeout:
-        inputs["timeout"] = timeout
-    config = get_map(data, "config")
-    if config is not None and config != (cluster.config or {}):
-        inputs["config"] = config
-    if data.get("profile_id") is not None:
-        profile = find_referenced(session, ProfileRow, data["profile_id"], ctx.scope(), "profile")
+    if request.name is not None and request.name != cluster.name:
+        inputs["name"] = request.name
+    if request.metadata is not None and request.metadata != (cluster.meta_data or {}):
+        inputs["metadata"] = request.metadata
+    if request.timeout is not None and request.timeout != cluster.timeout:
+        inputs["timeout"] = request.timeout
+    if request.config is not None and request.config != (cluster.config or {}):
+        inputs["config"] = request.config
+    if request.profile_id is not None:
+        profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
         if profile.id != cluster.profile_id:
             current = session.get(ProfileRow, cluster.profile_id)
             if current is not None and current.type != profile.type:
@@ -153,9 +117,8 @@ def update_cluster(
                     field="profile_id",
                 )
             inputs["profile_id"] = profile.id
-            profile_only = get_bool(data, "profile_only")
-            if profile_only is not None:
-                inputs["profile_only"] = profile_only
+            if request.profile_only is not None:
+                inputs["profile_only"] = request.profile_only
     if not inputs:
         raise InvalidRequest("No property needs an update.")
     action = submit(
@@ -176,10 +139,7 @@ def parse_force(body: Any, version: APIVersion) -> bool:
     """``{"force": true}`` on DELETE, from 1.8 (ignored before, as Senlin)."""
     if version < V1_8 or body is None:
         return False
-    if not isinstance(body, dict):
-        raise InvalidRequest("The data provided is not a map", field="force")
-    reject_unknown(body, ("force",))
-    return bool(get_bool(body, "force"))
+    return bool(parse_body(DeleteRequest, body, label="force").force)
 
 
 def delete_cluster(

@@ -1,4 +1,4 @@
-"""Body parsing with Senlin's texts, the fail-fast checks, and action submission."""
+"""The fail-fast checks, references to tombstoned resources, and action submission."""
 
 from __future__ import annotations
 
@@ -17,22 +17,10 @@ from herd.store.lookup import Scope, find
 from herd.store.models import ActionRow
 from herd.types import ActionName, ActionStatus
 
-BOOL_TRUE = ("1", "t", "true", "on", "y", "yes")
-BOOL_FALSE = ("0", "f", "false", "off", "n", "no")
-BOOL_ACCEPTED = "'0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'"
-LOCK_BYPASS = frozenset({ActionName.CLUSTER_DELETE, ActionName.NODE_DELETE})
-
-
-def unwrap(body: Any, key: str) -> dict[str, Any]:
-    """The inner map of a Senlin envelope such as ``{"cluster": {...}}``."""
-    if not isinstance(body, Mapping) or body.get(key) is None:
-        raise InvalidRequest(
-            f"Malformed request data, missing '{key}' key in request body.", field=key
-        )
-    inner = body[key]
-    if not isinstance(inner, Mapping):
-        raise InvalidRequest("The data provided is not a map", field=key)
-    return dict(inner)
+#: actions stored whatever locks and tombstones say (a delete, or a purge of a stuck one)
+LOCK_BYPASS = frozenset(
+    {ActionName.CLUSTER_DELETE, ActionName.NODE_DELETE, ActionName.DELETION_PURGE}
+)
 
 
 def reject_unknown(data: Mapping[str, Any], allowed: Iterable[str]) -> None:
@@ -43,93 +31,6 @@ def reject_unknown(data: Mapping[str, Any], allowed: Iterable[str]) -> None:
         raise InvalidRequest(
             f"Additional properties are not allowed ({names} {verb} unexpected)", field=extra[0]
         )
-
-
-def require(data: Mapping[str, Any], key: str) -> Any:
-    if data.get(key) is None:
-        raise InvalidRequest(f"'{key}' is a required property", field=key)
-    return data[key]
-
-
-def get_int(
-    data: Mapping[str, Any],
-    key: str,
-    *,
-    minimum: int | None = None,
-    maximum: int | None = None,
-    non_negative: bool = False,
-) -> int | None:
-    """An optional integer field, coerced as Senlin's object fields do."""
-    value = data.get(key)
-    if value is None:
-        return None
-    text = f"The value for {key} must be an integer: '{value}'."
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        raise InvalidRequest(text, field=key)
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise InvalidRequest(text, field=key) from None
-    if non_negative and number < 0:
-        raise InvalidRequest(f"Value must be >= 0 for field '{key}'.", field=key)
-    if minimum is not None and number < minimum:
-        raise InvalidRequest(
-            f"The value for the {key} field must be greater than or equal to {minimum}.",
-            field=key,
-        )
-    if maximum is not None and number > maximum:
-        raise InvalidRequest(
-            f"The value for the {key} field must be less than or equal to {maximum}.", field=key
-        )
-    return number
-
-
-def get_bool(data: Mapping[str, Any], key: str) -> bool | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in BOOL_TRUE:
-        return True
-    if text in BOOL_FALSE:
-        return False
-    raise InvalidRequest(
-        f"Unrecognized value '{value}', acceptable values are: {BOOL_ACCEPTED}", field=key
-    )
-
-
-def get_str(data: Mapping[str, Any], key: str, *, max_length: int = 255) -> str | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise InvalidRequest(f"The value '{value}' is not a valid string.", field=key)
-    text = str(value)
-    if len(text) > max_length:
-        raise InvalidRequest(
-            f"The value for {key} is too long: at most {max_length} characters.", field=key
-        )
-    return text
-
-
-def get_name(data: Mapping[str, Any], key: str = "name") -> str:
-    name = get_str(data, key)
-    if name is None:
-        raise InvalidRequest(f"'{key}' is a required property", field=key)
-    if not name.strip():
-        raise InvalidRequest(f"The value for {key} must not be empty.", field=key)
-    return name
-
-
-def get_map(data: Mapping[str, Any], key: str) -> dict[str, Any] | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise InvalidRequest(f"The value ({value}) is not a valid JSON map for '{key}'.", field=key)
-    return dict(value)
 
 
 def find_referenced(
@@ -247,3 +148,17 @@ def submit(
 
 def location(action_id: str) -> dict[str, str]:
     return {"Location": f"/v1/actions/{action_id}"}
+
+
+def single_action(body: Any, supported: dict[str, Any]) -> tuple[str, Any]:
+    """The one ``{"<action>": {...}}`` key of an actions body, with Senlin's texts."""
+    if not isinstance(body, dict):
+        raise InvalidRequest("The data provided is not a map")
+    if len(body) < 1:
+        raise InvalidRequest("No action specified")
+    if len(body) > 1:
+        raise InvalidRequest("Multiple actions specified")
+    name, params = next(iter(body.items()))
+    if name not in supported:
+        raise InvalidRequest(f"Unrecognized action '{name}' specified", field=name)
+    return name, params

@@ -10,28 +10,18 @@ from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
-from herd.api.microversion import APIVersion
+from herd.api.schemas.base import parse_body
+from herd.api.schemas.cluster_actions import CheckParams, NodeRecoverParams
+from herd.api.schemas.nodes import NodeCreate, NodeUpdate
 from herd.api.services import deletions
-from herd.api.services.cluster_actions import recover_inputs, single_action
+from herd.api.services.cluster_actions import V1_6, recover_inputs
 from herd.api.services.clusters import parse_force
-from herd.api.services.common import (
-    find_referenced,
-    get_bool,
-    get_map,
-    get_name,
-    get_str,
-    refuse_if_deleting,
-    reject_unknown,
-    require,
-    submit,
-    unwrap,
-)
+from herd.api.services.common import find_referenced, refuse_if_deleting, single_action, submit
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
 from herd.store.lookup import find
 from herd.store.models import ActionRow, ClusterRow, NodeRow, ProfileRow
 from herd.types import ActionName, HealthStatus, NodeStatus
 
-V1_13 = APIVersion(1, 13)
 BUSY_STATUSES = (
     NodeStatus.CREATING,
     NodeStatus.UPDATING,
@@ -53,18 +43,12 @@ def _next_index(session: Session, cluster: ClusterRow) -> int:
 
 
 def create_node(
-    session: Session, services: Services, ctx: RequestContext, body: Any
+    session: Session, services: Services, ctx: RequestContext, request: NodeCreate
 ) -> tuple[NodeRow, ActionRow]:
-    data = unwrap(body, "node")
-    reject_unknown(data, ("name", "profile_id", "cluster_id", "role", "metadata"))
-    name = get_name(data)
-    profile_identity = require(data, "profile_id")
-    role = get_str(data, "role", max_length=64) or ""
-    metadata = get_map(data, "metadata") or {}
-    profile = find_referenced(session, ProfileRow, profile_identity, ctx.scope(), "profile")
+    profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
     cluster: ClusterRow | None = None
-    if data.get("cluster_id"):
-        cluster = find_referenced(session, ClusterRow, data["cluster_id"], ctx.scope(), "cluster")
+    if request.cluster_id:
+        cluster = find_referenced(session, ClusterRow, request.cluster_id, ctx.scope(), "cluster")
         cluster_type = session.get(ProfileRow, cluster.profile_id)
         if cluster_type is not None and cluster_type.type != profile.type:
             raise InvalidRequest(
@@ -74,12 +58,12 @@ def create_node(
     now = services.now()
     node = NodeRow(
         id=str(uuid.uuid4()),
-        name=name,
+        name=request.name,
         physical_id=None,
         cluster_id=cluster.id if cluster else None,
         profile_id=profile.id,
         index=_next_index(session, cluster) if cluster else -1,
-        role=role,
+        role=request.role or "",
         init_at=now,
         created_at=None,
         updated_at=None,
@@ -88,7 +72,7 @@ def create_node(
         health=HealthStatus.UNKNOWN.value,
         health_reason="",
         tainted=False,
-        meta_data=metadata,
+        meta_data=request.metadata or {},
         data={},
         dependents={},
         user=ctx.user,
@@ -110,32 +94,23 @@ def create_node(
 
 
 def update_node(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, request: NodeUpdate
 ) -> tuple[NodeRow, ActionRow]:
-    data = unwrap(body, "node")
-    if ctx.version < V1_13:
-        data.pop("tainted", None)
-    reject_unknown(data, ("name", "profile_id", "role", "metadata", "tainted"))
     node = find(session, NodeRow, identity, ctx.scope(), "node")
     deletions.hide_from_agent(session, ctx, "node", node)
     refuse_if_deleting(session, "node", [node.id])
     refuse_if_deleting(session, "cluster", [node.cluster_id])
     inputs: dict[str, Any] = {}
-    if data.get("name") is not None:
-        name = get_name(data)
-        if name != node.name:
-            inputs["name"] = name
-    role = get_str(data, "role", max_length=64)
-    if role is not None and role != node.role:
-        inputs["role"] = role
-    metadata = get_map(data, "metadata")
-    if metadata is not None and metadata != (node.meta_data or {}):
-        inputs["metadata"] = metadata
-    tainted = get_bool(data, "tainted")
-    if tainted is not None and tainted != node.tainted:
-        inputs["tainted"] = tainted
-    if data.get("profile_id") is not None:
-        profile = find_referenced(session, ProfileRow, data["profile_id"], ctx.scope(), "profile")
+    if request.name is not None and request.name != node.name:
+        inputs["name"] = request.name
+    if request.role is not None and request.role != node.role:
+        inputs["role"] = request.role
+    if request.metadata is not None and request.metadata != (node.meta_data or {}):
+        inputs["metadata"] = request.metadata
+    if request.tainted is not None and request.tainted != node.tainted:
+        inputs["tainted"] = request.tainted
+    if request.profile_id is not None:
+        profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
         if profile.id != node.profile_id:
             current = session.get(ProfileRow, node.profile_id)
             if current is not None and current.type != profile.type:
@@ -202,14 +177,15 @@ def node_action(
     session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
 ) -> ActionRow:
     name, params = single_action(body, NODE_ACTIONS)
-    node = find(session, NodeRow, identity, ctx.scope(), "node")
-    deletions.hide_from_agent(session, ctx, "node", node)
     if name == "check":
-        if params is not None and not isinstance(params, dict):
-            raise InvalidRequest("The data provided for 'check' is not a map", field="check")
+        parse_body(CheckParams, params, label="check")
         inputs: dict[str, Any] = {}
     else:
-        inputs = recover_inputs(params, ctx.version, ("operation", "operation_params", "check"))
+        ignore = ("check",) if ctx.version < V1_6 else ()
+        request = parse_body(NodeRecoverParams, params, label="recover", ignore=ignore)
+        inputs = recover_inputs(request)
+    node = find(session, NodeRow, identity, ctx.scope(), "node")
+    deletions.hide_from_agent(session, ctx, "node", node)
     return submit(
         session,
         services,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import exists, select
@@ -11,33 +10,31 @@ from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
+from herd.api.schemas.specs import PolicyCreate, PolicyUpdate, SpecValidate
 from herd.api.services import deletions
-from herd.api.services.common import get_name, refuse_if_deleting, reject_unknown, unwrap
+from herd.api.services.common import refuse_if_deleting
 from herd.api.services.profiles import spec_map, sync_event
 from herd.errors import InvalidSpec, NotFound, ResourceInUse
 from herd.store.lookup import find
 from herd.store.models import BindingRow, PolicyRow
 
 
-def parse_policy_spec(services: Services, data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    spec = data.get("spec")
-    if spec is None:
+def parse_policy_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str, Any]]:
+    """Validate a policy spec through the policy registry; return (type, spec)."""
+    if raw_spec is None:
         raise InvalidSpec("'spec' is a required property", field="spec")
-    type_name, _policy = services.policies.create(spec)
-    return type_name, spec_map(data)
+    type_name, _policy = services.policies.create(raw_spec)
+    return type_name, spec_map(raw_spec)
 
 
 def create_policy(
-    session: Session, services: Services, ctx: RequestContext, body: Any
+    session: Session, services: Services, ctx: RequestContext, request: PolicyCreate
 ) -> PolicyRow:
-    data = unwrap(body, "policy")
-    reject_unknown(data, ("name", "spec"))
-    name = get_name(data)
-    type_name, spec = parse_policy_spec(services, data)
+    type_name, spec = parse_policy_spec(services, request.spec)
     now = services.now()
     row = PolicyRow(
         id=str(uuid.uuid4()),
-        name=name,
+        name=request.name,
         type=type_name,
         spec=spec,
         data={},
@@ -52,10 +49,8 @@ def create_policy(
     return row
 
 
-def validate_policy(services: Services, ctx: RequestContext, body: Any) -> PolicyRow:
-    data = unwrap(body, "policy")
-    reject_unknown(data, ("spec",))
-    type_name, spec = parse_policy_spec(services, data)
+def validate_policy(services: Services, ctx: RequestContext, request: SpecValidate) -> PolicyRow:
+    type_name, spec = parse_policy_spec(services, request.spec)
     return PolicyRow(
         id=None,
         name="validated_policy",
@@ -71,15 +66,13 @@ def validate_policy(services: Services, ctx: RequestContext, body: Any) -> Polic
 
 
 def update_policy(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, request: PolicyUpdate
 ) -> PolicyRow:
-    data = unwrap(body, "policy")
-    reject_unknown(data, ("name",))
     row = find(session, PolicyRow, identity, ctx.scope(), "policy")
     deletions.hide_from_agent(session, ctx, "policy", row)
     refuse_if_deleting(session, "policy", [row.id])
-    if data.get("name") is not None:
-        row.name = get_name(data)
+    if request.name is not None:
+        row.name = request.name
         row.updated_at = services.now()
         sync_event(session, services, ctx, "policy", row, "POLICY_UPDATE")
     return row

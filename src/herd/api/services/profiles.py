@@ -12,23 +12,17 @@ from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
+from herd.api.schemas.specs import ProfileCreate, ProfileUpdate, SpecValidate
 from herd.api.services import deletions
-from herd.api.services.common import (
-    get_map,
-    get_name,
-    get_str,
-    refuse_if_deleting,
-    reject_unknown,
-    unwrap,
-)
+from herd.api.services.common import refuse_if_deleting, reject_unknown
 from herd.errors import InvalidSpec, ResourceInUse
 from herd.store.events import record
 from herd.store.lookup import find
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
 
 
-def spec_map(data: Mapping[str, Any]) -> dict[str, Any]:
-    spec = data.get("spec")
+def spec_map(spec: Any) -> dict[str, Any]:
+    """The spec as a map (a YAML string is parsed); InvalidSpec when it is none."""
     if spec is None:
         raise InvalidSpec("'spec' is a required property", field="spec")
     if isinstance(spec, str | bytes):
@@ -42,9 +36,9 @@ def spec_map(data: Mapping[str, Any]) -> dict[str, Any]:
     return dict(spec)
 
 
-def parse_profile_spec(services: Services, data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+def parse_profile_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str, Any]]:
     """Validate a profile spec through the driver registry; return (type, spec)."""
-    spec = spec_map(data)
+    spec = spec_map(raw_spec)
     if spec.get("type") is None:
         raise InvalidSpec("The 'type' key is missing from the provided spec map.", field="type")
     if spec.get("version") is None:
@@ -78,20 +72,16 @@ def sync_event(
 
 
 def create_profile(
-    session: Session, services: Services, ctx: RequestContext, body: Any
+    session: Session, services: Services, ctx: RequestContext, request: ProfileCreate
 ) -> ProfileRow:
-    data = unwrap(body, "profile")
-    reject_unknown(data, ("name", "spec", "metadata"))
-    name = get_name(data)
-    metadata = get_map(data, "metadata") or {}
-    type_name, spec = parse_profile_spec(services, data)
+    type_name, spec = parse_profile_spec(services, request.spec)
     now = services.now()
     row = ProfileRow(
         id=str(uuid.uuid4()),
-        name=name,
+        name=request.name,
         type=type_name,
         spec=spec,
-        meta_data=metadata,
+        meta_data=request.metadata or {},
         user=ctx.user,
         project=ctx.project,
         domain="",
@@ -103,10 +93,8 @@ def create_profile(
     return row
 
 
-def validate_profile(services: Services, ctx: RequestContext, body: Any) -> ProfileRow:
-    data = unwrap(body, "profile")
-    reject_unknown(data, ("spec",))
-    type_name, spec = parse_profile_spec(services, data)
+def validate_profile(services: Services, ctx: RequestContext, request: SpecValidate) -> ProfileRow:
+    type_name, spec = parse_profile_spec(services, request.spec)
     return ProfileRow(
         id=None,
         name="validated_profile",
@@ -122,20 +110,16 @@ def validate_profile(services: Services, ctx: RequestContext, body: Any) -> Prof
 
 
 def update_profile(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, request: ProfileUpdate
 ) -> ProfileRow:
-    data = unwrap(body, "profile")
-    reject_unknown(data, ("name", "metadata"))
     row = find(session, ProfileRow, identity, ctx.scope(), "profile")
     deletions.hide_from_agent(session, ctx, "profile", row)
     refuse_if_deleting(session, "profile", [row.id])
-    name = get_str(data, "name")
-    metadata = get_map(data, "metadata")
-    if name is not None:
-        row.name = get_name(data)
-    if metadata is not None:
-        row.meta_data = metadata
-    if name is not None or metadata is not None:
+    if request.name is not None:
+        row.name = request.name
+    if request.metadata is not None:
+        row.meta_data = request.metadata
+    if request.name is not None or request.metadata is not None:
         row.updated_at = services.now()
         sync_event(session, services, ctx, "profile", row, "PROFILE_UPDATE")
     return row

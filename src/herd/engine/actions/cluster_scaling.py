@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from herd.domain.sizing import SizeBounds, check_size_params, parse_resize
+from herd.domain.sizing import SizeBounds, check_size_params
 from herd.engine.actions.removal import RemovalPlan, removal_plan, remove_nodes
 from herd.engine.clusters import (
     eval_status,
@@ -14,14 +14,16 @@ from herd.engine.clusters import (
     member_snapshots,
     placements,
     update_cluster,
-    victims_in_order,
 )
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
-from herd.policies.ranking import rank_victims
+from herd.errors import NotFound
+from herd.policies.ranking import Victim
+from herd.policies.shrink import ShrinkPlan, plan_shrink
 from herd.store import actions as action_store
 from herd.store.models import ClusterRow, NodeRow
-from herd.types import ClusterStatus, Criteria
+from herd.store.snapshots import load_cluster_snapshot
+from herd.types import ClusterStatus
 
 
 def _bounds(cluster: ClusterRow) -> SizeBounds:
@@ -86,12 +88,43 @@ class ScalingHandlers:
 
     # -- shrinking ---------------------------------------------------------------------
 
-    def _default_victims(self, ex: ActionExecution, cluster_id: str, count: int) -> list[str] | str:
-        """Senlin's choice without a deletion policy: broken first, then random (seeded)."""
-        ranked = rank_victims(member_snapshots(ex, cluster_id), count, Criteria.RANDOM, ex.seed)
-        if ranked.error:
-            return ranked.error
-        return ranked.node_ids
+    def _victims(self, ex: ActionExecution, cluster_id: str) -> ShrinkPlan:
+        """The victims of this shrink, decided once and stored before anything is removed.
+
+        A resumed action (after an engine stopped) reuses the stored decision: the
+        members it already removed are gone, so deciding again would choose others.
+        """
+        stored = ex.outputs.get("shrink")
+        if stored:
+            victims = [
+                Victim(node, rule)
+                for node, rule in zip(stored["victims"], stored["rules"], strict=True)
+            ]
+            return ShrinkPlan(victims, ex.data)
+        with ex.ctx.database.read() as session:
+            snapshot = load_cluster_snapshot(session, cluster_id)
+        if snapshot is None:
+            raise NotFound("cluster", cluster_id)
+        plan = plan_shrink(
+            ex.action,
+            snapshot,
+            ex.inputs,
+            ex.data,
+            ex.seed,
+            ex.ctx.settings.max_nodes_per_cluster,
+            rules=ex.notes.get("rules"),
+        )
+        if plan.error:
+            return plan
+        ex.data = plan.data
+        ex.outputs["shrink"] = {
+            "seed": ex.seed,
+            "members": len(snapshot.nodes),
+            "victims": plan.node_ids,
+            "rules": [victim.rule for victim in plan.victims],
+        }
+        ex.save_data()
+        return plan
 
     def shrink(
         self,
@@ -115,32 +148,10 @@ class ScalingHandlers:
 
     def scale_in(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)
-        nodes = member_snapshots(ex, cluster.id)
-        deletion = ex.data.get("deletion") or {}
-        candidates = list(deletion.get("candidates") or [])
-        if deletion:
-            count: int | str = len(candidates) or int(deletion.get("count", 1))
-        else:
-            count = _positive_count(ex.inputs.get("count", 1), "scaling in")
-        if isinstance(count, str):
-            return Outcome.failed(count)
-        count = min(count, len(nodes))
-        error = check_size_params(
-            _bounds(cluster),
-            len(nodes) - count,
-            None,
-            None,
-            True,
-            ex.ctx.settings.max_nodes_per_cluster,
-        )
-        if error:
-            return Outcome.failed(error)
-        if not candidates:
-            chosen = self._default_victims(ex, cluster.id, count)
-            if isinstance(chosen, str):
-                return Outcome.failed(chosen)
-            candidates = chosen
-        new_size = len(nodes) - len(candidates)
+        chosen = self._victims(ex, cluster.id)
+        if chosen.error:
+            return Outcome.failed(chosen.error)
+        new_size = ex.outputs["shrink"]["members"] - len(chosen.victims)
         update_cluster(
             ex,
             cluster.id,
@@ -148,32 +159,18 @@ class ScalingHandlers:
             status_reason="Cluster scale in started.",
             desired_capacity=new_size,
         )
-        plan = removal_plan(ex, candidates, destroy_default=True)
+        plan = removal_plan(ex, chosen.node_ids, destroy_default=True)
         return self.shrink(ex, cluster, plan, "Cluster scaling succeeded.", desired=new_size)
 
     def resize(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)
-        nodes = member_snapshots(ex, cluster.id)
-        current = len(nodes)
         new_min = ex.inputs.get("min_size")
         new_max = ex.inputs.get("max_size")
-        if "deletion" not in ex.data and "creation" not in ex.data:
-            parsed = parse_resize(
-                current, _bounds(cluster), ex.inputs, ex.ctx.settings.max_nodes_per_cluster
-            )
-            if parsed.error:
-                return Outcome.failed(parsed.error)
-            ex.data.update(parsed.to_data())
-        deletion = ex.data.get("deletion")
-        if deletion:
-            candidates = list(deletion.get("candidates") or [])
-            count = min(len(candidates) or int(deletion.get("count", 0)), current)
-            if not candidates:
-                chosen = self._default_victims(ex, cluster.id, count)
-                if isinstance(chosen, str):
-                    return Outcome.failed(chosen)
-                candidates = chosen
-            desired = current - len(candidates)
+        chosen = self._victims(ex, cluster.id)
+        if chosen.error:
+            return Outcome.failed(chosen.error)
+        if ex.data.get("deletion"):
+            desired = ex.outputs["shrink"]["members"] - len(chosen.victims)
             update_cluster(
                 ex,
                 cluster.id,
@@ -182,7 +179,7 @@ class ScalingHandlers:
                 desired_capacity=desired,
                 **_bounds_update(new_min, new_max),
             )
-            plan = removal_plan(ex, candidates, destroy_default=True)
+            plan = removal_plan(ex, chosen.node_ids, destroy_default=True)
             return self.shrink(
                 ex,
                 cluster,
@@ -192,6 +189,7 @@ class ScalingHandlers:
                 min_size=new_min,
                 max_size=new_max,
             )
+        current = len(member_snapshots(ex, cluster.id))
         count = int((ex.data.get("creation") or {}).get("count", 0))
         update_cluster(
             ex,
@@ -205,37 +203,24 @@ class ScalingHandlers:
 
     def del_nodes(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)
-        nodes = member_snapshots(ex, cluster.id)
         requested = list(ex.inputs.get("candidates") or [])
-        deletion = ex.data.get("deletion") or {}
-        candidates = victims_in_order(
-            list(deletion.get("candidates") or requested), [n.id for n in nodes]
-        )
         with ex.ctx.database.read() as session:
             known = set(session.scalars(select(NodeRow.id).where(NodeRow.id.in_(requested))).all())
         missing = [n for n in requested if n not in known]
-        if missing:
+        if missing and "shrink" not in ex.outputs:
             return Outcome.failed(f"Nodes not found: {missing}.")
-        error = check_size_params(
-            _bounds(cluster),
-            cluster.desired_capacity - len(candidates),
-            None,
-            None,
-            True,
-            ex.ctx.settings.max_nodes_per_cluster,
-        )
-        if error:
-            return Outcome.failed(error)
+        chosen = self._victims(ex, cluster.id)
+        if chosen.error:
+            return Outcome.failed(chosen.error)
         plan = removal_plan(
             ex,
-            candidates,
+            chosen.node_ids,
             destroy_default=bool(ex.inputs.get("destroy_after_deletion", False)),
         )
         desired = (
-            cluster.desired_capacity - len(candidates) if plan.reduce_desired_capacity else None
+            cluster.desired_capacity - len(chosen.victims) if plan.reduce_desired_capacity else None
         )
-        outcome = self.shrink(ex, cluster, plan, "Completed deleting nodes.", desired=desired)
-        return outcome
+        return self.shrink(ex, cluster, plan, "Completed deleting nodes.", desired=desired)
 
     def add_nodes(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)

@@ -1,0 +1,1 @@
+"""Typed request bodies, one model per operation (see ``base.parse_body``)."""

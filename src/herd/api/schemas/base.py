@@ -1,0 +1,317 @@
+"""Typed request bodies that answer with Senlin's error texts.
+
+Every request body is a :class:`RequestModel` (pydantic, unknown keys
+forbidden). Field types carry Senlin's coercions and texts (``SenlinBool``,
+:func:`senlin_int`, :func:`senlin_str`, ``JsonMap``, ...), so the one place that
+turns a raw body into a typed request is :func:`parse_body`: it validates, picks
+the error Senlin would report first (unknown keys, then missing keys, then bad
+values) and raises :class:`~herd.errors.InvalidRequest` naming the field.
+
+Routers keep receiving the raw JSON (``Body(None)``) and call :func:`parse_body`,
+so the texts stay ours rather than FastAPI's; :func:`openapi_body` publishes the
+model in ``/openapi.json`` (see ``herd.api.openapi``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
+from pydantic_core import ErrorDetails, PydanticCustomError
+
+from herd.domain.values import bool_error, int_error, parse_bool, parse_int
+from herd.errors import InvalidRequest
+
+Model = TypeVar("Model", bound="RequestModel")
+
+
+class RequestModel(BaseModel):
+    """Base of every request body: unknown keys are an error, fields are read-only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def extra_keys_message(cls, keys: Sequence[str]) -> str:
+        names = ", ".join(f"'{key}'" for key in keys)
+        verb = "was" if len(keys) == 1 else "were"
+        return f"Additional properties are not allowed ({names} {verb} unexpected)"
+
+    @classmethod
+    def missing_key_message(cls, key: str) -> str:
+        return f"'{key}' is a required property"
+
+    @classmethod
+    def not_a_map_message(cls, label: str | None) -> str:
+        if label is None:
+            return "The data provided is not a map"
+        return f"The data provided for '{label}' is not a map"
+
+    def given(self, key: str) -> bool:
+        """True when the request named ``key`` with a value other than null."""
+        return key in self.model_fields_set and getattr(self, key) is not None
+
+
+# -- field types ---------------------------------------------------------------------------
+
+
+def fail(message: str) -> PydanticCustomError:
+    """An error whose text is already Senlin's (see :func:`parse_body`)."""
+    return PydanticCustomError("senlin", "{message}", {"message": message})
+
+
+def _required(info: ValidationInfo) -> PydanticCustomError:
+    return fail(f"'{info.field_name}' is a required property")
+
+
+def _to_bool(value: Any, info: ValidationInfo) -> bool | None:
+    if value is None:
+        return None
+    parsed = parse_bool(value)
+    if parsed is None:
+        raise fail(bool_error(value))
+    return parsed
+
+
+#: an optional boolean read as Senlin reads it ('y', 'on', 1, "true", ...)
+SenlinBool = Annotated[bool | None, BeforeValidator(_to_bool)]
+
+
+def senlin_int(
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    non_negative: bool = False,
+    required: bool = False,
+    maximum_from: str | None = None,
+) -> BeforeValidator:
+    """Senlin's integer coercion and range texts, for ``Annotated[int | None, ...]``.
+
+    None passes (the field is optional) unless ``required``.
+
+    ``maximum_from`` names a key of the validation context (passed to
+    :func:`parse_body`) holding a maximum known only at run time, such as
+    ``max_nodes_per_cluster``.
+    """
+
+    def check(value: Any, info: ValidationInfo) -> int | None:
+        field = str(info.field_name)
+        if value is None:
+            if required:
+                raise _required(info)
+            return None
+        number = parse_int(value)
+        if number is None:
+            raise fail(int_error(field, value))
+        if non_negative and number < 0:
+            raise fail(f"Value must be >= 0 for field '{field}'.")
+        if minimum is not None and number < minimum:
+            raise fail(
+                f"The value for the {field} field must be greater than or equal to {minimum}."
+            )
+        upper = maximum
+        if maximum_from is not None and isinstance(info.context, Mapping):
+            upper = info.context.get(maximum_from, upper)
+        if upper is not None and number > upper:
+            raise fail(f"The value for the {field} field must be less than or equal to {upper}.")
+        return number
+
+    return BeforeValidator(check)
+
+
+def senlin_str(
+    *, max_length: int = 255, required: bool = False, non_empty: bool = False
+) -> BeforeValidator:
+    """A string (numbers are taken as their text, as Senlin's fields do), for ``Annotated``."""
+
+    def check(value: Any, info: ValidationInfo) -> str | None:
+        field = str(info.field_name)
+        if value is None:
+            if required:
+                raise _required(info)
+            return None
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise fail(f"The value '{value}' is not a valid string.")
+        text = str(value)
+        if len(text) > max_length:
+            raise fail(f"The value for {field} is too long: at most {max_length} characters.")
+        if non_empty and not text.strip():
+            raise fail(f"The value for {field} must not be empty.")
+        return text
+
+    return BeforeValidator(check)
+
+
+#: a resource name: a non-empty string of at most 255 characters
+Name = Annotated[str, senlin_str(required=True, non_empty=True)]
+OptionalName = Annotated[str | None, senlin_str(non_empty=True)]
+#: a resource named by id, name or short id (looked up later)
+Identity = Annotated[str, senlin_str(required=True)]
+OptionalIdentity = Annotated[str | None, senlin_str()]
+
+
+def _to_map(value: Any, info: ValidationInfo) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise fail(f"The value ({value}) is not a valid JSON map for '{info.field_name}'.")
+    return {str(key): item for key, item in value.items()}
+
+
+#: a free-form JSON object (metadata, config, params)
+JsonMap = Annotated[dict[str, Any] | None, BeforeValidator(_to_map)]
+
+
+def identity_list(*, unique: bool = True, required: bool = True) -> BeforeValidator:
+    """A non-empty list of resource identities (ids, names or short ids), for ``Annotated``."""
+
+    def check(value: Any, info: ValidationInfo) -> list[str] | None:
+        field = str(info.field_name)
+        if value is None:
+            if required:
+                raise _required(info)
+            return None
+        if not isinstance(value, list):
+            raise fail(f"The value '{value}' is not a list for '{field}'.")
+        if not value:
+            raise fail(f"Value for '{field}' must have at least 1 item(s).")
+        items = [str(item) for item in value]
+        if unique and len(set(items)) != len(items):
+            raise fail(f"Items for '{field}' must be unique")
+        return items
+
+    return BeforeValidator(check)
+
+
+def one_of(
+    allowed: Iterable[str], *, upper: bool = False, message: str | None = None
+) -> BeforeValidator:
+    """A string that must be one of ``allowed`` (optionally compared in upper case).
+
+    ``message`` may use ``{value}`` and ``{field}``; Senlin's enum text by default.
+    """
+    choices = tuple(allowed)
+    text = message or "Value '{value}' is not acceptable for field '{field}'."
+
+    def check(value: Any, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        chosen = value.upper() if upper and isinstance(value, str) else value
+        if chosen not in choices:
+            raise fail(text.format(value=value, field=info.field_name))
+        return str(chosen)
+
+    return BeforeValidator(check)
+
+
+# -- parsing -------------------------------------------------------------------------------
+
+_PRIORITY = {"extra_forbidden": 0, "missing": 1}
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "body"
+
+
+def _message(model: type[RequestModel], error: ErrorDetails) -> str:
+    kind = error["type"]
+    loc = tuple(error.get("loc", ()))
+    name = str(loc[-1]) if loc else "body"
+    context = error.get("ctx") or {}
+    if kind == "senlin":
+        return str(context["message"])
+    if kind == "missing":
+        if len(loc) == 1:
+            return model.missing_key_message(name)
+        return f"'{name}' is a required property"
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return f"The data provided for '{name}' is not a map"
+    return f"Invalid value for '{_field(loc)}': {error.get('msg', 'invalid')}."
+
+
+def _to_invalid(model: type[RequestModel], exc: ValidationError) -> InvalidRequest:
+    problems = sorted(exc.errors(), key=lambda e: _PRIORITY.get(e["type"], 2))
+    first = problems[0]
+    if first["type"] == "extra_forbidden":
+        parent = tuple(first["loc"][:-1])
+        extra = sorted(
+            str(e["loc"][-1])
+            for e in problems
+            if e["type"] == "extra_forbidden" and tuple(e["loc"][:-1]) == parent
+        )
+        owner = model if not parent else RequestModel
+        return InvalidRequest(owner.extra_keys_message(extra), field=_field((*parent, extra[0])))
+    return InvalidRequest(_message(model, first), field=_field(tuple(first["loc"])))
+
+
+def parse_body(
+    model: type[Model],
+    raw: Any,
+    *,
+    envelope: str | None = None,
+    label: str | None = None,
+    ignore: Iterable[str] = (),
+    context: Mapping[str, Any] | None = None,
+) -> Model:
+    """Validate a raw JSON body into ``model``; raise InvalidRequest with Senlin's texts.
+
+    Args:
+        model: The request model.
+        raw: The decoded JSON body (anything).
+        envelope: The wrapper key Senlin puts around the body (``{"cluster": {...}}``).
+        label: The name a non-map body is reported under (a cluster action's name).
+        ignore: Keys dropped before validation (fields an older microversion did not
+            have, which Senlin ignores rather than rejects).
+        context: Run-time values field types read (e.g. ``max_nodes_per_cluster``).
+    """
+    data = raw
+    if envelope is not None:
+        if not isinstance(raw, Mapping) or raw.get(envelope) is None:
+            raise InvalidRequest(
+                f"Malformed request data, missing '{envelope}' key in request body.",
+                field=envelope,
+            )
+        data = raw[envelope]
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise InvalidRequest(model.not_a_map_message(label), field=envelope or label or "body")
+    dropped = set(ignore)
+    if dropped:
+        data = {key: value for key, value in data.items() if key not in dropped}
+    try:
+        return model.model_validate(dict(data), context=dict(context or {}))
+    except ValidationError as exc:
+        raise _to_invalid(model, exc) from None
+
+
+def openapi_body(
+    model: type[RequestModel], *, envelope: str | None = None, required: bool = True
+) -> dict[str, Any]:
+    """``openapi_extra`` for a route whose body is ``model`` (optionally wrapped)."""
+    schema: dict[str, Any] = {"$ref": f"#/components/schemas/{model.__name__}"}
+    if envelope is not None:
+        schema = {
+            "type": "object",
+            "properties": {envelope: schema},
+            "required": [envelope],
+            "additionalProperties": False,
+        }
+    return {
+        "requestBody": {
+            "required": required,
+            "content": {"application/json": {"schema": schema}},
+        }
+    }
+
+
+def all_request_models() -> list[type[RequestModel]]:
+    """Every request model defined so far (for the OpenAPI components)."""
+    found: list[type[RequestModel]] = []
+    pending: list[type[RequestModel]] = list(RequestModel.__subclasses__())
+    while pending:
+        model = pending.pop()
+        if model not in found:
+            found.append(model)
+            pending.extend(model.__subclasses__())
+    return sorted(found, key=lambda m: m.__name__)

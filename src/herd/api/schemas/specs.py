@@ -1,0 +1,48 @@
+"""Bodies of ``/v1/profiles`` and ``/v1/policies`` (the spec itself is checked by its type)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from herd.api.schemas.base import JsonMap, Name, OptionalName, RequestModel
+
+SPEC_DESCRIPTION = (
+    "The spec: a map {type, version, properties} or the same as a YAML string. "
+    "Its type validates it (400 InvalidSpec naming the key)."
+)
+
+
+class ProfileCreate(RequestModel):
+    """``POST /v1/profiles`` ``{"profile": {...}}``."""
+
+    name: Name
+    spec: Any = Field(default=None, description=SPEC_DESCRIPTION)
+    metadata: JsonMap = None
+
+
+class ProfileUpdate(RequestModel):
+    """``PATCH /v1/profiles/<id>`` ``{"profile": {...}}``."""
+
+    name: OptionalName = None
+    metadata: JsonMap = None
+
+
+class SpecValidate(RequestModel):
+    """``POST /v1/profiles/validate`` and ``/v1/policies/validate`` (1.2)."""
+
+    spec: Any = Field(default=None, description=SPEC_DESCRIPTION)
+
+
+class PolicyCreate(RequestModel):
+    """``POST /v1/policies`` ``{"policy": {...}}``."""
+
+    name: Name
+    spec: Any = Field(default=None, description=SPEC_DESCRIPTION)
+
+
+class PolicyUpdate(RequestModel):
+    """``PATCH /v1/policies/<id>`` ``{"policy": {...}}``."""
+
+    name: OptionalName = None

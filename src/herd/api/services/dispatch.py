@@ -1,0 +1,42 @@
+"""``POST /v1/clusters/<id>/actions``: one key per request, stored or answered at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from herd.api.auth import RequestContext
+from herd.api.deps import Services
+from herd.api.services.cluster_actions import HANDLERS
+from herd.api.services.common import single_action, submit
+from herd.api.services.lifecycle import LIFECYCLE_CALLS
+from herd.api.services.preview import PREVIEWS
+from herd.store.lookup import find
+from herd.store.models import ActionRow, ClusterRow
+
+#: keys answered in the request itself (200), without an action
+SYNCHRONOUS: dict[str, Any] = {**LIFECYCLE_CALLS, **PREVIEWS}
+
+
+def cluster_action(
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+) -> ActionRow | dict[str, Any]:
+    """Store the requested action, or answer a synchronous one (its body is returned)."""
+    name, params = single_action(body, {**HANDLERS, **SYNCHRONOUS})
+    cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
+    if name in SYNCHRONOUS:
+        result: dict[str, Any] = SYNCHRONOUS[name](session, services, ctx, cluster, params)
+        return result
+    action, inputs = HANDLERS[name](session, services, ctx, cluster, params)
+    return submit(
+        session,
+        services,
+        ctx,
+        action,
+        target=cluster.id,
+        cluster_id=cluster.id,
+        project=cluster.project,
+        inputs=inputs,
+        timeout=cluster.timeout,
+    )

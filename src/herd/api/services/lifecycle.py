@@ -1,0 +1,69 @@
+"""The synchronous lifecycle-hook calls of ``POST /v1/clusters/<id>/actions``.
+
+* ``complete_lifecycle`` (Senlin 1.9): finish a lifecycle hook wait, scoped to the
+  cluster in the path (404 for a token of another cluster), with an optional
+  ``lifecycle_action_result`` of CONTINUE (default) or ABANDON.
+* ``lifecycle_heartbeat`` (herd): extend a hook wait by the hook's timeout from now.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from herd.api.auth import RequestContext
+from herd.api.deps import Services
+from herd.api.microversion import require
+from herd.api.schemas.base import parse_body
+from herd.api.schemas.cluster_actions import CompleteLifecycleParams, LifecycleHeartbeatParams
+from herd.errors import Conflict, NotFound
+from herd.store.models import ActionRow, ClusterRow
+from herd.types import ActionStatus
+
+
+def _waiting_child(session: Session, cluster: ClusterRow, token: str) -> ActionRow:
+    action = session.get(ActionRow, token)
+    if action is None or action.cluster_id != cluster.id:
+        raise NotFound("action", token, f"The action '{token}' could not be found.")
+    if session.get_bind().dialect.name == "postgresql":
+        session.refresh(action, with_for_update=True)
+    if action.status != ActionStatus.WAITING_LIFECYCLE_COMPLETION.value:
+        raise Conflict(
+            f"The action '{token}' is not waiting for lifecycle completion "
+            f"(status: {action.status})."
+        )
+    return action
+
+
+def complete_lifecycle(
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+) -> dict[str, Any]:
+    require(ctx.version, "1.9")
+    params = parse_body(CompleteLifecycleParams, raw, label="complete_lifecycle")
+    action = _waiting_child(session, cluster, params.lifecycle_action_token)
+    result = params.lifecycle_action_result or "CONTINUE"
+    action.status = ActionStatus.READY.value
+    action.status_reason = "Lifecycle complete."
+    action.data = {**(action.data or {}), "lifecycle_result": result}
+    action.updated_at = services.now()
+    return {"action": action.id}
+
+
+def lifecycle_heartbeat(
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+) -> dict[str, Any]:
+    params = parse_body(LifecycleHeartbeatParams, raw, label="lifecycle_heartbeat")
+    action = _waiting_child(session, cluster, params.lifecycle_action_token)
+    parent = session.get(ActionRow, action.parent_id) if action.parent_id else None
+    hooks = ((parent.data if parent else None) or {}).get("hooks") or {}
+    timeout = float(hooks.get("timeout") or 0)
+    action.hook_deadline = services.now() + timeout
+    action.updated_at = services.now()
+    return {"action": action.id, "deadline": action.hook_deadline}
+
+
+LIFECYCLE_CALLS = {
+    "complete_lifecycle": complete_lifecycle,
+    "lifecycle_heartbeat": lifecycle_heartbeat,
+}

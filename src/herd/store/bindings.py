@@ -1,0 +1,39 @@
+"""Policy bindings (Senlin's ``cluster_policy``): the enabled ones, in the order they run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from herd.store.models import BindingRow, PolicyRow
+
+
+def enabled_policies(session: Session, cluster_id: str) -> list[tuple[BindingRow, PolicyRow]]:
+    """The cluster's enabled bindings and their policies, ascending priority, id breaking ties."""
+    rows = session.execute(
+        select(BindingRow, PolicyRow)
+        .join(PolicyRow, PolicyRow.id == BindingRow.policy_id)
+        .where(BindingRow.cluster_id == cluster_id, BindingRow.enabled.is_(True))
+        .order_by(BindingRow.priority, BindingRow.id)
+    ).all()
+    return [(binding, policy) for binding, policy in rows]
+
+
+def touch_last_op(session: Session, binding_ids: Sequence[str], now: float) -> None:
+    """Stamp when these bindings last let an action through (a scaling policy's cooldown)."""
+    if binding_ids:
+        session.execute(
+            update(BindingRow).where(BindingRow.id.in_(list(binding_ids))).values(last_op=now)
+        )
+
+
+def merge_data(session: Session, updates: Mapping[str, Mapping[str, Any]]) -> None:
+    """Merge keys into bindings' stored data (the health policy records its suspension)."""
+    for binding_id, values in updates.items():
+        row = session.get(BindingRow, binding_id)
+        if row is not None:
+            # A new dict: the JSON column only notices a change of object.
+            row.data = {**(row.data or {}), **values}
