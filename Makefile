@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint typecheck bench clean
+.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,7 @@ test: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n auto --dist loadgroup -q
+	$(BIN)/python -m pytest -n auto --dist loadfile -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -35,11 +35,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+## Retake the dashboard screenshots in docs/images (the browser tests take them on every run).
+screenshots: $(STAMP)
+	HERD_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/dashboard
+
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/victims.py
 	$(BIN)/python bench/health.py
 	$(BIN)/python bench/iallocator.py
+
+## Refresh the dashboard's vendored chart library (uPlot) from the npm registry.
+ui-vendor:
+	scripts/vendor-ui.sh $(VERSION)
 
 clean:
 	rm -rf $(VENV) herd-data .pytest_cache .mypy_cache

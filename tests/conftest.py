@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.webhook_receiver import Receiver
 
 from herd.config import Settings
 
@@ -234,3 +235,11 @@ def api_client(request: pytest.FixtureRequest) -> Iterator[ApiClientFactory]:
 def client(api_client: ApiClientFactory, settings: Settings) -> TestClient:
     """An API client on the test database without the engine."""
     return api_client(settings)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A real webhook receiver on 127.0.0.1 that records the JSON messages it gets."""
+    sink = Receiver()
+    yield sink
+    sink.server.shutdown()

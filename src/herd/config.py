@@ -21,7 +21,7 @@ class RegionConfig(BaseModel):
     backend: Literal["sim"] = "sim"
     #: where the region's store lives (for the ``sim`` backend: a SQLite file or URL)
     url: str | None = None
-    #: test-only: seconds the ``sim`` backend sleeps before deleting a regional copy
+    #: simulated latency of the ``sim`` backend: seconds it takes to delete a regional copy
     delete_latency: float = Field(default=0.0, ge=0)
 
 
@@ -35,6 +35,10 @@ class Settings(BaseSettings):
     auth: Literal["none", "token"] = "none"
     default_project: str = "default"
     run_engine: bool = True
+    #: ``text`` (human-readable lines) or ``json`` (one JSON object per line)
+    log_format: Literal["text", "json"] = "text"
+    #: ``herd engine`` only: serve the engine's /metrics on this port (None: no endpoint)
+    engine_metrics_port: int | None = None
 
     engine_workers: int = 16
     engine_poll_interval: float = 0.05
@@ -45,6 +49,20 @@ class Settings(BaseSettings):
     max_nodes_per_cluster: int = 100_000
     lock_retry_times: int = 3
     lock_retry_interval: float = 1.0
+    #: the ``signal`` operation may send SIGKILL and SIGSTOP (refused by default)
+    allow_uncatchable_signals: bool = False
+
+    #: run the health manager in every engine (it checks clusters that have a health policy)
+    health_manager: bool = True
+    #: seconds between two passes of the health manager's scheduler (events wake it at once)
+    health_tick: float = Field(default=0.5, gt=0)
+    #: recovery back-off per node: ``base * 2**(n-1)`` seconds after the n-th recovery in a
+    #: row, at most ``max``; a node that held up ``reset`` seconds starts a new series
+    health_backoff_base: float = Field(default=10.0, ge=0)
+    health_backoff_max: float = Field(default=600.0, ge=0)
+    health_backoff_reset: float = Field(default=600.0, ge=0)
+    #: threads that probe nodes (driver checks, poll URLs and their retries)
+    health_probe_workers: int = Field(default=16, ge=1)
 
     #: Zaqar v2 endpoint used by ``type: zaqar`` lifecycle hooks
     zaqar_url: str | None = None
@@ -57,13 +75,8 @@ class Settings(BaseSettings):
     regions: list[RegionConfig] = Field(default_factory=list)
     #: a deletion older than this (seconds) may be purged by an admin
     deletion_stuck_after: float = Field(default=3600.0, ge=0)
-    #: test-only: seconds CLUSTER_DELETE waits between the regional copies and the central row,
-    #: which widens the window in which an agent could resurrect a copy
-    deletion_regions_pause: float = Field(default=0.0, ge=0)
     #: seconds between two reconciliation passes of ``herd agent``
     agent_interval: float = Field(default=1.0, ge=0)
-    #: test-only switch that turns tombstones off, to show the race test can fail
-    tombstones_enabled: bool = True
 
     def database_url(self) -> str:
         if self.db_url:

@@ -15,7 +15,17 @@ HERD = str(Path(sys.executable).parent / "herd")
 
 
 class HerdServer:
-    def __init__(self, data_dir: Path, port: int, db_url: str | None = None, **env: str) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int,
+        db_url: str | None = None,
+        *,
+        command: list[str] | None = None,
+        **env: str,
+    ) -> None:
+        """``herd serve`` (or ``command``, which takes the same options) on ``port``."""
+        self.command = command or [HERD, "serve"]
         self.data_dir = data_dir
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
@@ -26,7 +36,7 @@ class HerdServer:
 
     def start(self, timeout: float = 30.0) -> HerdServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        args = [HERD, "serve", "--port", str(self.port), "--data-dir", str(self.data_dir)]
+        args = [*self.command, "--port", str(self.port), "--data-dir", str(self.data_dir)]
         if self.db_url:
             args += ["--db-url", self.db_url]
         env = {

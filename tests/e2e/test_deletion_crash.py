@@ -1,18 +1,21 @@
 """kill -9 ``herd serve`` in the middle of a multi-region cluster delete; the restart finishes it.
 
 The server is killed in the window where the regional copies are gone and the
-central row is not (held open by ``deletion_regions_pause``), with an agent per
-region reconciling and fetching on demand throughout, server down included.
+central row is not (held open by the test-only server ``tests.e2e.hooked_serve``), with
+an agent per region reconciling and fetching on demand throughout, server down included.
+The restart is a plain ``herd serve``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from pathlib import Path
 
 import httpx
+from tests.e2e.server import HERD
 from tests.functional.deletion.support import (
     SIM_SPEC,
     LiveServer,
@@ -40,7 +43,8 @@ def _act(client: httpx.Client, response: httpx.Response) -> None:
 
 def test_kill9_during_multi_region_delete(tmp_path: Path) -> None:
     configs = region_configs(tmp_path, REGIONS)
-    live = LiveServer(tmp_path, None, configs, HERD_DELETION_REGIONS_PAUSE="30")
+    hooked = [sys.executable, "-m", "tests.e2e.hooked_serve", "--regions-pause", "30"]
+    live = LiveServer(tmp_path, None, configs, command=hooked)
     regions = open_regions(configs, tmp_path / "data")
     token = live.headers["agent"]["X-Auth-Token"]
     stop = threading.Event()
@@ -84,7 +88,7 @@ def test_kill9_during_multi_region_delete(tmp_path: Path) -> None:
             assert client.get(f"/v1/clusters/{cid}").json()["cluster"]["status"] == "DELETING"
             live.server.kill9()
             time.sleep(1.0)  # the agents keep trying against a dead server
-            live.server.env["HERD_DELETION_REGIONS_PAUSE"] = "0"
+            live.server.command = [HERD, "serve"]
             live.server.start()
             wait_for(lambda: client.get(f"/v1/clusters/{cid}").status_code == 404, timeout=60)
             admin = {"X-Auth-Token": live.headers["admin"]["X-Auth-Token"]}

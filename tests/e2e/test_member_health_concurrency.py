@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import httpx
 import pytest
 from tests.conftest import PgServer, free_port
 from tests.e2e.server import HerdServer
+from tests.waiting import wait_for_action
 
 pytestmark = pytest.mark.e2e
 
@@ -25,16 +25,6 @@ CALLS = 200
 MEMBERS = 20
 NOOP = "The node is not marked unhealthy; nothing changed."
 HEADERS = {"OpenStack-API-Version": "clustering 1.14"}
-
-
-def _wait(client: httpx.Client, location: str) -> dict[str, Any]:
-    end = time.time() + 60
-    while time.time() < end:
-        action: dict[str, Any] = client.get(location).json()["action"]
-        if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-            return action
-        time.sleep(0.05)
-    raise AssertionError(f"{location} did not finish")
 
 
 def _cluster(client: httpx.Client) -> tuple[str, list[str]]:
@@ -50,7 +40,7 @@ def _cluster(client: httpx.Client) -> tuple[str, list[str]]:
             }
         },
     )
-    assert _wait(client, r.headers["Location"])["status"] == "SUCCEEDED"
+    assert wait_for_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
     cluster = r.json()["cluster"]["id"]
     nodes = client.get("/v1/nodes", params={"cluster_id": cluster}).json()["nodes"]
     assert len(nodes) == MEMBERS

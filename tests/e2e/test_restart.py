@@ -24,10 +24,11 @@ def _wait_some_nodes(c: object, cluster_id: str, at_least: int, timeout: float =
 def test_kill9_during_scale_out_resumes_without_orphans(herd_server: HerdServer) -> None:
     c = connect(herd_server.url)
     spec = process_profile_spec()
-    # Nodes become healthy at spread-out times, so the kill lands in the middle of the plan.
+    # Nodes become healthy at spread-out times (0.3 s to 4 s, a fixed spread by index, so
+    # every run is the same plan), and the kill lands in the middle of the plan.
     spec["properties"]["args"] = [
         "-c",
-        "import random, runpy, sys, time; time.sleep(random.uniform(0.3, 4)); "
+        "import runpy, sys, time; time.sleep(0.3 + ({index} * 37 % 20) * 0.185); "
         "sys.argv = ['testserver', '--port', '{port}']; "
         "runpy.run_module('herd.drivers.testserver', run_name='__main__')",
     ]

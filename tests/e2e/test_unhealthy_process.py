@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -11,26 +10,17 @@ import httpx
 import pytest
 from tests.e2e.sdk import node_processes, process_profile_spec
 from tests.e2e.server import HerdServer
+from tests.waiting import wait_for_action
 
 pytestmark = pytest.mark.e2e
 
 V = {"OpenStack-API-Version": "clustering 1.14"}
 
 
-def _wait(client: httpx.Client, action_id: str, timeout: float = 60) -> dict[str, Any]:
-    end = time.time() + timeout
-    while time.time() < end:
-        action: dict[str, Any] = client.get(f"/v1/actions/{action_id}").json()["action"]
-        if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-            return action
-        time.sleep(0.1)
-    raise AssertionError(f"action {action_id} still running")
-
-
 def _act(client: httpx.Client, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
     r = client.post(f"/v1/clusters/{cluster}/actions", json=body)
     assert r.status_code == 202, r.text
-    return _wait(client, r.json()["action"])
+    return wait_for_action(client, r.json()["action"])
 
 
 def _members(client: httpx.Client, cluster: str) -> list[dict[str, Any]]:
@@ -64,7 +54,10 @@ def test_unhealthy_members_go_first_and_are_replaced_in_place(herd_server: HerdS
             json={"cluster": {"name": "web", "profile_id": profile, "desired_capacity": 1}},
         )
         cluster = r.json()["cluster"]["id"]
-        assert _wait(client, r.headers["Location"].rsplit("/", 1)[1])["status"] == "SUCCEEDED"
+        assert (
+            wait_for_action(client, r.headers["Location"].rsplit("/", 1)[1])["status"]
+            == "SUCCEEDED"
+        )
         for _ in range(5):  # one by one: the members have distinct ages
             assert _act(client, cluster, {"scale_out": {"count": 1}})["status"] == "SUCCEEDED"
         members = _members(client, cluster)

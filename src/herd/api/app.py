@@ -11,17 +11,24 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from fastapi import FastAPI
 
 from herd.api import errors
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
+from herd.api.head import HeadAsGetMiddleware
+from herd.api.heartbeat import ApiHeartbeat
+from herd.api.metrics import install_metrics
 from herd.api.microversion import MicroversionMiddleware
 from herd.api.openapi import install_openapi
+from herd.api.request_id import RequestIdMiddleware
 from herd.api.routers import (
     actions,
+    adopt,
     cluster_actions,
+    cluster_health,
+    cluster_metadata,
     cluster_policies,
     clusters,
     deletions,
@@ -29,15 +36,22 @@ from herd.api.routers import (
     health,
     member_health,
     nodes,
+    operations,
     profiles,
     receivers,
+    relocation,
     types,
     versions,
     webhooks,
 )
 from herd.api.routers import policies as policy_routes
+from herd.api.routers import services as service_routes
+from herd.api.ui import install_ui
 from herd.config import Settings
 from herd.store.database import Database
+
+if TYPE_CHECKING:
+    from herd.regions import Regions
 
 log = logging.getLogger("herd.api")
 
@@ -64,6 +78,8 @@ def create_app(
     drivers: DriverRegistryLike | None = None,
     policies: PolicyRegistryLike | None = None,
     clock: Callable[[], float] | None = None,
+    regions: Regions | None = None,
+    tombstones: bool = True,
 ) -> FastAPI:
     """Build the API app.
 
@@ -76,6 +92,11 @@ def create_app(
         drivers: a driver registry (default: ``default_driver_registry``).
         policies: a policy registry (default: ``default_policy_registry``).
         clock: the wall clock (epoch seconds), injectable for tests.
+        regions: the regions' backends (default: opened from ``settings.regions``); the app
+            closes the ones it opened itself.
+        tombstones: False makes deletions leave no tombstone. Tests use it to show the
+            resurrection race that tombstones prevent; no setting reaches it, so a
+            ``herd serve`` always keeps them.
     """
     owns_database = database is None
     db = database if database is not None else Database(settings.database_url())
@@ -86,18 +107,23 @@ def create_app(
         drivers=drivers if drivers is not None else _default_drivers(settings),
         policies=policies if policies is not None else _default_policies(),
         clock=clock or time.time,
+        tombstones=tombstones,
     )
     run_engine = settings.run_engine if start_engine is None else start_engine
-    regions = None
-    if settings.regions:
-        from herd.regions import Regions
+    owns_regions = regions is None and bool(settings.regions)
+    if owns_regions:
+        from herd.regions import Regions as OpenRegions
 
+        regions = OpenRegions.from_settings(settings)
+    if regions is not None:
         # The API purges copies of stuck deletions; the engine deletes copies in CLUSTER_DELETE.
-        regions = Regions.from_settings(settings)
         services.extra["regions"] = regions
+
+    heartbeat = ApiHeartbeat(settings, db, services.clock)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        heartbeat.start()
         if run_engine:
             from herd.engine.service import EngineService
 
@@ -107,6 +133,7 @@ def create_app(
                 cast(Any, services.drivers),
                 cast(Any, services.policies),
                 regions_delete=regions.delete_copies if regions is not None else None,
+                metrics=services.metrics,
             )
             engine.start()
             services.engine = engine
@@ -116,7 +143,8 @@ def create_app(
             if services.engine is not None:
                 services.engine.stop()
                 services.engine = None
-            if regions is not None:
+            heartbeat.stop()
+            if owns_regions and regions is not None:
                 regions.close()
             if owns_database:
                 db.dispose()
@@ -130,6 +158,7 @@ def create_app(
     app.state.herd = services
     errors.install(app)
     app.add_middleware(MicroversionMiddleware)
+    app.add_middleware(HeadAsGetMiddleware)
     for module in (
         versions,
         health,
@@ -140,13 +169,22 @@ def create_app(
         clusters,
         cluster_actions,
         cluster_policies,
+        cluster_health,
         nodes,
         actions,
         events,
         deletions,
+        service_routes,
+        adopt,
+        cluster_metadata,
+        operations,
+        relocation,
         receivers,
         webhooks,
     ):
         app.include_router(module.router)
     install_openapi(app)
+    install_metrics(app, services)
+    install_ui(app)
+    app.add_middleware(RequestIdMiddleware)  # outermost: every answer carries the id
     return app

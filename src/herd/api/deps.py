@@ -10,6 +10,7 @@ from typing import Annotated, Any, Protocol
 from fastapi import Depends, Request
 
 from herd.config import Settings
+from herd.observability.metrics import HerdMetrics
 from herd.store.database import Database
 
 
@@ -17,6 +18,8 @@ class DriverRegistryLike(Protocol):
     """What the API uses of ``herd.drivers.registry.DriverRegistry``."""
 
     def full_name(self, profile_type: str, version: Any = None) -> str: ...
+
+    def get(self, profile_type: str, version: Any = None) -> Any: ...
 
     def validate(self, profile_type: str, version: Any, properties: Any) -> dict[str, Any]: ...
 
@@ -44,8 +47,12 @@ class Services:
     drivers: DriverRegistryLike
     policies: PolicyRegistryLike
     clock: Callable[[], float] = time.time
+    #: False only in tests that show what tombstones prevent (no setting turns them off)
+    tombstones: bool = True
     engine: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: this process's Prometheus collectors (the engine in the same process shares them)
+    metrics: HerdMetrics = field(default_factory=HerdMetrics)
 
     def now(self) -> float:
         return self.clock()

@@ -26,6 +26,12 @@ class FeatureNotSupported(errors.Conflict):
     code = "FeatureNotSupported"
 
 
+class ActionImmutable(errors.Conflict):
+    """Senlin's ActionImmutable (409): the action has ended and cannot be changed."""
+
+    code = "ActionImmutable"
+
+
 class NodeNotOrphan(errors.Conflict):
     code = "NodeNotOrphan"
 
@@ -119,9 +125,10 @@ def validation_message(exc: RequestValidationError) -> str:
     return "\n".join(messages) or "The request is invalid."
 
 
-async def _herd_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _herd_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, errors.HerdError)
     status = status_for(exc)
+    request.state.error_type = exc.code  # the request metrics count 409s by type
     if status >= 500:
         log.error("request failed: %s: %s", exc.code, exc.message)
     headers = {"WWW-Authenticate": "Keystone uri=''"} if status == 401 else None

@@ -46,7 +46,17 @@ def serve(settings: Settings) -> None:
     import uvicorn
 
     from herd.api.app import create_app
+    from herd.observability import logs
 
+    logs.configure(settings.log_format)
     check_auth(settings)
     app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
+    # log_config=None: uvicorn keeps the handlers configured above instead of its own.
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="info",
+        access_log=False,
+        log_config=None,
+    )

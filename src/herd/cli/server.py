@@ -19,6 +19,10 @@ DataDirOption = Annotated[
 DbUrlOption = Annotated[
     str | None, typer.Option("--db-url", help="SQLAlchemy URL, e.g. postgresql://... .")
 ]
+LogFormatOption = Annotated[
+    Literal["text", "json"] | None,
+    typer.Option("--log-format", help="text (default) or json: one JSON object per line."),
+]
 
 
 def serve(
@@ -33,6 +37,7 @@ def serve(
     no_engine: Annotated[
         bool, typer.Option("--no-engine", help="Serve the API only; engines run apart.")
     ] = False,
+    log_format: LogFormatOption = None,
 ) -> None:
     """Run the API (and, unless --no-engine, the engine) in this process."""
     from herd.api.server import serve as run_server  # type: ignore[import-not-found, unused-ignore]
@@ -45,17 +50,30 @@ def serve(
         db_url=db_url,
         auth=auth,
         run_engine=False if no_engine else None,
+        log_format=log_format,
     )
     run_server(settings)
 
 
-def engine(data_dir: DataDirOption = None, db_url: DbUrlOption = None) -> None:
+def engine(
+    data_dir: DataDirOption = None,
+    db_url: DbUrlOption = None,
+    log_format: LogFormatOption = None,
+    metrics_port: Annotated[
+        int | None, typer.Option("--metrics-port", help="Serve /metrics on this port.")
+    ] = None,
+) -> None:
     """Run an engine only (several can share one PostgreSQL database)."""
     from herd.config import load_settings
     from herd.engine.service import run_forever
     from herd.regions import Regions
 
-    settings = load_settings(data_dir=data_dir, db_url=db_url)
+    settings = load_settings(
+        data_dir=data_dir,
+        db_url=db_url,
+        log_format=log_format,
+        engine_metrics_port=metrics_port,
+    )
     regions = Regions.from_settings(settings) if settings.regions else None
     try:
         run_forever(settings, regions_delete=regions.delete_copies if regions else None)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from herd.config import Settings
+from herd.observability.metrics import HerdMetrics
 from herd.store.database import Database
 from herd.store.models import ClusterRow
 
@@ -27,6 +28,8 @@ class EngineContext:
     sleep: Callable[[float], None] = field(default=time.sleep)
     #: deletes a cluster's regional copies; returns an error text or None (set by the region layer)
     regions_delete: Callable[[ClusterRow], str | None] | None = None
+    #: where the engine records what it does (the process's Prometheus collectors)
+    metrics: HerdMetrics = field(default_factory=HerdMetrics)
 
     def now(self) -> float:
         return self.clock()

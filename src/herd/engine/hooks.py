@@ -11,6 +11,7 @@ the node, ABANDON keeps it and fails that child with the reason.
 
 from __future__ import annotations
 
+import contextvars
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -75,7 +76,9 @@ class HookWaiter:
             httpx.Client(timeout=self.ctx.settings.webhook_timeout) as client,
             ThreadPoolExecutor(min(SEND_CONCURRENCY, len(waiting))) as senders,
         ):
-            list(senders.map(lambda item: send(*item), waiting))
+            # Each sender runs in a copy of this context, so its log lines keep the action's.
+            list(senders.map(lambda item: contextvars.copy_context().run(send, *item), waiting))
+        ex.save_data()  # the outputs now say which hooks were sent, for the dashboard
 
     def _deliver(
         self,
@@ -166,6 +169,17 @@ class HookWaiter:
                 level="WARNING" if error else "INFO",
                 now=now,
             )
+        self.ctx.metrics.hook_message(hook_type, error is None)
+        ex.outputs.setdefault("lifecycle_hooks", {})[node.id] = {
+            "node_name": node.name,
+            "type": hook_type,
+            "destination": destination,
+            "attempts": attempts,
+            "delivered": error is None,
+            "error": error,
+            "sent_at": now,
+            "result": None,
+        }
 
     # -- waiting -----------------------------------------------------------------------
 
@@ -177,22 +191,27 @@ class HookWaiter:
         now = self.ctx.now()
         ready: list[str] = []
         abandoned: dict[str, str] = {}
+        resolved: dict[str, tuple[str, float]] = {}  # node id -> (how the wait ended, seconds)
         with self.ctx.database.write() as session:
             rows = session.scalars(select(ActionRow).where(ActionRow.id.in_(list(waiting)))).all()
             for row in rows:
                 result = str((row.data or {}).get("lifecycle_result", "CONTINUE")).upper()
+                waited = now - (row.created_at or now)
                 if row.status == ActionStatus.READY.value:
+                    resolved[row.target] = (result, waited)
                     if result == "ABANDON":
                         abandoned[row.id] = "Lifecycle hook completed with ABANDON: node kept."
                         continue
                     ready.append(row.id)
                 elif row.status == ActionStatus.CANCELLED.value:
+                    resolved[row.target] = ("CANCELLED", waited)
                     abandoned[row.id] = "Lifecycle hook wait cancelled: node kept."
                 elif row.hook_deadline is not None and now >= row.hook_deadline:
                     why = (row.data or {}).get("hook_delivery_error")
                     cause = (
                         f"Lifecycle hook not delivered ({why})" if why else "Lifecycle hook timeout"
                     )
+                    resolved[row.target] = (f"TIMEOUT_{default_result}", waited)
                     if default_result == "ABANDON":
                         abandoned[row.id] = f"{cause}; default_result ABANDON: node kept."
                     else:
@@ -214,4 +233,16 @@ class HookWaiter:
                         "Deletion in progress",
                     )
                     node.updated_at = now
+        if resolved:
+            self._record_resolutions(ex, resolved)
         return ready, abandoned
+
+    def _record_resolutions(
+        self, ex: ActionExecution, resolved: Mapping[str, tuple[str, float]]
+    ) -> None:
+        """Count the ended waits and keep how each ended in the parent's outputs."""
+        sent = ex.outputs.setdefault("lifecycle_hooks", {})
+        for node_id, (result, waited) in resolved.items():
+            self.ctx.metrics.hook_resolved(result, waited)
+            sent.setdefault(node_id, {}).update(result=result, waited=round(waited, 3))
+        ex.save_data()

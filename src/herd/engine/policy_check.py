@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
-from herd.policies.checks import BoundPolicy, CheckRequest, run_checks
+from herd.policies.base import PolicyContext
+from herd.policies.checks import BoundPolicy, run_checks
 from herd.policies.scaling import ScalingPolicy
 from herd.store import bindings
 from herd.store.snapshots import load_cluster_snapshot
@@ -53,7 +54,7 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
         return CheckResult(True)
     outcome = run_checks(
         bound,
-        CheckRequest(
+        PolicyContext(
             action=ex.action,
             phase=phase,
             cluster=snapshot,
@@ -64,6 +65,7 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
             cause=ex.cause,
             target_node_id=ex.target if not ex.action.is_cluster_action else None,
             max_nodes_per_cluster=ctx.settings.max_nodes_per_cluster,
+            action_id=ex.id,
         ),
     )
     if not outcome.applied:
@@ -71,7 +73,8 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
     ex.data = outcome.data
     ex.notes.update(outcome.notes)
     ex.save_data()
-    if outcome.touched:
+    if outcome.touched or outcome.binding_data:
         with ctx.database.write() as session:
             bindings.touch_last_op(session, outcome.touched, ctx.now())
+            bindings.merge_data(session, outcome.binding_data)
     return CheckResult(outcome.ok, outcome.reason)

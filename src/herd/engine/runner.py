@@ -15,6 +15,7 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution, Outcome
 from herd.engine.policy_check import policy_check
 from herd.errors import HerdError
+from herd.observability import context as log_context
 from herd.store import actions as action_store
 from herd.store import events, locks
 from herd.store.models import ActionRow, NodeRow
@@ -31,7 +32,10 @@ UNCHECKED = {
     ActionName.CLUSTER_UPDATE_POLICY,
     ActionName.PROFILE_DELETE,
     ActionName.POLICY_DELETE,
+    ActionName.DELETION_PURGE,
 }
+#: actions that take no lock: a purge takes away the locks of the deletion it clears
+LOCK_FREE = {ActionName.DELETION_PURGE}
 
 
 class LockBusy(Exception):
@@ -48,26 +52,31 @@ class ActionRunner:
             row = session.get(ActionRow, action_id)
         if row is None:
             return
-        ex = ActionExecution(self.ctx, row)
+        # Every log line written while the action runs names it and its cluster.
+        with log_context.bound(action_id=row.id, cluster_id=row.cluster_id):
+            self._run(ActionExecution(self.ctx, row), row.retries, row.created_at or self.ctx.now())
+
+    def _run(self, ex: ActionExecution, retries: int, created_at: float) -> None:
         try:
-            outcome = self._run_locked(ex)
+            outcome = self._run_locked(ex, created_at)
         except LockBusy as busy:
-            self._requeue_or_fail(ex, row.retries, str(busy))
+            self._requeue_or_fail(ex, retries, str(busy))
             return
         except ActionCancelled as cancelled:
             outcome = Outcome(ActionStatus.CANCELLED, str(cancelled))
         except HerdError as exc:
             outcome = Outcome.failed(str(exc))
         except Exception as exc:  # a bug: fail the action with the text, keep the engine alive
-            log.error("action %s crashed:\n%s", action_id, traceback.format_exc())
+            log.error("action %s crashed:\n%s", ex.id, traceback.format_exc())
             outcome = Outcome.failed(f"Unexpected error: {exc!r}")
         self._finish(ex, outcome)
 
-    def _run_locked(self, ex: ActionExecution) -> Outcome:
+    def _run_locked(self, ex: ActionExecution, created_at: float) -> Outcome:
         handler = self.handlers.get(ex.action)
         if handler is None:
             return Outcome.failed(f"Action {ex.action.value} is not supported by this engine.")
         self._take_locks(ex)
+        self.ctx.metrics.action_locked(ex.action.value, self.ctx.now() - created_at)
         checked = ex.action not in UNCHECKED and (
             ex.action.is_cluster_action or ex.cause in (ActionCause.RPC,)
         )
@@ -86,6 +95,8 @@ class ActionRunner:
         return outcome
 
     def _take_locks(self, ex: ActionExecution) -> None:
+        if ex.action in LOCK_FREE:
+            return
         now = self.ctx.now()
         dead_before = self.ctx.dead_before()
         with self.ctx.database.write() as session:
@@ -93,6 +104,7 @@ class ActionRunner:
                 if not locks.acquire_cluster(
                     session, ex.target, ex.id, LockScope.CLUSTER, now, dead_before
                 ):
+                    self.ctx.metrics.lock_was_busy("cluster")
                     raise LockBusy("Failed in locking cluster")
                 return
             node = session.get(NodeRow, ex.target)
@@ -104,10 +116,12 @@ class ActionRunner:
                     session, cluster_id, ex.id, LockScope.NODE, now, dead_before
                 )
             ):
+                self.ctx.metrics.lock_was_busy("cluster")
                 raise LockBusy("Failed in locking cluster")
             if node is not None and not locks.acquire_node(
                 session, node.id, ex.id, now, dead_before
             ):
+                self.ctx.metrics.lock_was_busy("node")
                 raise LockBusy("Failed in locking node")
 
     def _requeue_or_fail(self, ex: ActionExecution, retries: int, reason: str) -> None:
@@ -126,7 +140,9 @@ class ActionRunner:
                 )
             else:
                 action_store.set_status(session, ex.id, ActionStatus.FAILED, reason, now)
-        if retries < self.ctx.settings.lock_retry_times:
+        if retries >= self.ctx.settings.lock_retry_times:
+            self.ctx.metrics.action_finished(ex.action.value, ActionStatus.FAILED.value, None)
+        else:
             self.ctx.sleep(self.ctx.settings.lock_retry_interval)
 
     def _finish(self, ex: ActionExecution, outcome: Outcome) -> None:
@@ -134,17 +150,18 @@ class ActionRunner:
         reason = outcome.reason
         if outcome.status is ActionStatus.SUCCEEDED and not reason:
             reason = "Action completed successfully."
+        outputs = {**ex.outputs, **outcome.outputs}
         with self.ctx.database.write() as session:
             row = session.get(ActionRow, ex.id)
             if row is None:
                 return
-            row.outputs = {**ex.outputs, **outcome.outputs}
+            row.outputs = outputs
             row.data = ex.data
             action_store.set_status(session, ex.id, outcome.status, reason, now)
             locks.release_all(session, ex.id)
             events.record(
                 session,
-                otype="CLUSTER" if ex.action.is_cluster_action else "NODE",
+                otype=_event_type(ex),
                 oid=ex.target,
                 oname=ex.name,
                 project=ex.project,
@@ -156,3 +173,16 @@ class ActionRunner:
                 level="INFO" if outcome.status is ActionStatus.SUCCEEDED else "ERROR",
                 now=now,
             )
+        metrics = self.ctx.metrics
+        metrics.action_finished(ex.action.value, outcome.status.value, now - ex.start_time)
+        metrics.victims_chosen(
+            str(rule) for rule in (outputs.get("shrink") or {}).get("rules") or []
+        )
+        log.info("%s %s: %s", ex.action.value, outcome.status.value, reason)
+
+
+def _event_type(ex: ActionExecution) -> str:
+    """What an action's end event is about: its cluster, node, or purged resource."""
+    if ex.action is ActionName.DELETION_PURGE:
+        return str(ex.inputs.get("resource_type", "cluster")).upper()
+    return "CLUSTER" if ex.action.is_cluster_action else "NODE"

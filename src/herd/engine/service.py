@@ -24,6 +24,7 @@ from sqlalchemy import update
 from herd.config import Settings
 from herd.engine.actions import handler_table
 from herd.engine.context import EngineContext
+from herd.engine.health.manager import HealthManager
 from herd.engine.nodeops import NodeOperations
 from herd.engine.recovery import (
     fail_stuck_children,
@@ -32,6 +33,8 @@ from herd.engine.recovery import (
     take_over,
 )
 from herd.engine.runner import ActionRunner
+from herd.observability import logs
+from herd.observability.metrics import HerdMetrics
 from herd.store import actions as action_store
 from herd.store.database import Database
 from herd.store.models import ClusterRow, EngineRow
@@ -55,6 +58,7 @@ class EngineService:
         *,
         engine_id: str | None = None,
         regions_delete: Callable[[ClusterRow], str | None] | None = None,
+        metrics: HerdMetrics | None = None,
     ) -> None:
         self.ctx = EngineContext(
             settings=settings,
@@ -63,6 +67,7 @@ class EngineService:
             policies=policies,
             engine_id=engine_id or str(uuid.uuid4()),
             regions_delete=regions_delete,
+            metrics=metrics if metrics is not None else HerdMetrics(),
         )
         self.workers = ThreadPoolExecutor(settings.engine_workers, thread_name_prefix="herd-action")
         self.child_pool = ThreadPoolExecutor(
@@ -75,6 +80,9 @@ class EngineService:
         self._in_flight = 0
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self.health: HealthManager | None = (
+            HealthManager(self.ctx, self.notify) if settings.health_manager else None
+        )
 
     @property
     def engine_id(self) -> str:
@@ -100,6 +108,8 @@ class EngineService:
         counts = reconcile_resources(self.ctx)
         if any(counts.values()):
             log.warning("resource reconciliation: %s", counts)
+        self.ctx.metrics.engine_running.set(1)
+        self.ctx.metrics.engine_heartbeat.set(now)
         for target, name in (
             (self._heartbeat_loop, "herd-heartbeat"),
             (self._dispatch_loop, "herd-dispatcher"),
@@ -107,18 +117,23 @@ class EngineService:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
+        if self.health is not None:
+            self.health.start()
 
     def notify(self) -> None:
         """Wake the dispatcher now (the API calls this after storing an action)."""
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
+        if self.health is not None:
+            self.health.stop()
         self._stop.set()
         self._wake.set()
         for thread in self._threads:
             thread.join(timeout)
         self.workers.shutdown(wait=True, cancel_futures=True)
         self.child_pool.shutdown(wait=False, cancel_futures=True)
+        self.ctx.metrics.engine_running.set(0)
         with self.ctx.database.write() as session:
             row = session.get(EngineRow, self.engine_id)
             if row is not None:
@@ -130,12 +145,14 @@ class EngineService:
         beats = 0
         while not self._stop.wait(self.ctx.settings.engine_heartbeat_interval):
             try:
+                beat = self.ctx.now()
                 with self.ctx.database.write() as session:
                     session.execute(
                         update(EngineRow)
                         .where(EngineRow.id == self.engine_id)
-                        .values(heartbeat_at=self.ctx.now())
+                        .values(heartbeat_at=beat)
                     )
+                self.ctx.metrics.engine_heartbeat.set(beat)
                 beats += 1
                 if beats % 3 == 0 and take_over(self.ctx):
                     self._wake.set()
@@ -158,6 +175,7 @@ class EngineService:
             for action_id in claimed:
                 with self._lock:
                     self._in_flight += 1
+                self.ctx.metrics.engine_in_flight.inc()
                 self.workers.submit(self._run, action_id)
             if not claimed:
                 self._wake.wait(self.ctx.settings.engine_poll_interval * 4)
@@ -171,6 +189,7 @@ class EngineService:
         finally:
             with self._lock:
                 self._in_flight -= 1
+            self.ctx.metrics.engine_in_flight.dec()
             self._wake.set()
 
 
@@ -179,6 +198,7 @@ def build_engine(
     database: Database,
     *,
     regions_delete: Callable[[ClusterRow], str | None] | None = None,
+    metrics: HerdMetrics | None = None,
 ) -> EngineService:
     """An engine with the default registries.
 
@@ -190,6 +210,7 @@ def build_engine(
             caller (the API app, a test) builds it and hands it in. When regions
             are configured and none is given, CLUSTER_DELETE fails with a reason
             rather than leave copies behind.
+        metrics: where the engine records what it does (a new set by default).
     """
     from herd.drivers.registry import default_driver_registry
     from herd.policies.registry import default_policy_registry
@@ -200,6 +221,7 @@ def build_engine(
         default_driver_registry(settings.data_dir),
         default_policy_registry(),
         regions_delete=regions_delete,
+        metrics=metrics,
     )
 
 
@@ -211,12 +233,15 @@ def run_forever(
     ``regions_delete`` is passed in by the caller (the CLI) because the region layer
     sits beside the engine and cannot be imported from here.
     """
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure(settings.log_format)
     database = Database(settings.database_url())
     database.migrate()
-    engine = build_engine(settings, database, regions_delete=regions_delete)
+    metrics = HerdMetrics()
+    if settings.engine_metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        start_http_server(settings.engine_metrics_port, "127.0.0.1", registry=metrics.registry)
+    engine = build_engine(settings, database, regions_delete=regions_delete, metrics=metrics)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopped.set())

@@ -9,13 +9,12 @@ earlier ones wrote, and the first ERROR stops the check with
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from herd.domain.snapshots import ClusterSnapshot
 from herd.policies.base import Policy, PolicyContext
-from herd.types import ActionCause, ActionName, CheckStatus, Phase
+from herd.types import CheckStatus, Phase
 
 
 @dataclass(frozen=True)
@@ -40,30 +39,18 @@ class CheckOutcome:
     failed_policy: str = ""  # the binding that refused, and its own words
     failed_reason: str = ""
     notes: dict[str, Any] = field(default_factory=dict)  # the policies' explanations
+    #: binding id -> keys to merge into that binding's stored data (Decision.binding_data)
+    binding_data: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class CheckRequest:
-    """What every policy of one check is asked about."""
-
-    action: ActionName
-    phase: Phase
-    cluster: ClusterSnapshot
-    inputs: Mapping[str, Any]
-    data: Mapping[str, Any]
-    now: float
-    seed: int
-    cause: ActionCause = ActionCause.RPC
-    target_node_id: str | None = None
-    max_nodes_per_cluster: int = 1000
-
-
-def run_checks(bound: Sequence[BoundPolicy], request: CheckRequest) -> CheckOutcome:
+def run_checks(bound: Sequence[BoundPolicy], request: PolicyContext) -> CheckOutcome:
     """Run the applicable bindings of ``bound`` in order for ``request.phase``.
 
     Args:
         bound: The enabled bindings in ascending priority (id breaks ties).
-        request: The action, phase, snapshot and data the policies see.
+        request: What every policy is asked about (action, phase, snapshot, inputs, the
+            data so far, now, seed); each policy sees it with the data the earlier ones
+            wrote and its own binding's ``last_op``.
 
     Returns:
         The outcome: ``ok`` False with the reason at the first ERROR; ``applied``
@@ -79,20 +66,9 @@ def run_checks(bound: Sequence[BoundPolicy], request: CheckRequest) -> CheckOutc
     data["reason"] = str(data.get("reason") or "") if request.phase is Phase.AFTER else ""
     touched: list[str] = []
     notes: dict[str, Any] = {}
+    binding_data: dict[str, dict[str, Any]] = {}
     for binding in applicable:
-        context = PolicyContext(
-            action=request.action,
-            phase=request.phase,
-            cluster=request.cluster,
-            inputs=request.inputs,
-            data=data,
-            now=request.now,
-            seed=request.seed,
-            cause=request.cause,
-            target_node_id=request.target_node_id,
-            last_op=binding.last_op,
-            max_nodes_per_cluster=request.max_nodes_per_cluster,
-        )
+        context = replace(request, data=data, last_op=binding.last_op)
         if request.phase is Phase.BEFORE:
             decision = binding.policy.before(context)
         else:
@@ -118,6 +94,8 @@ def run_checks(bound: Sequence[BoundPolicy], request: CheckRequest) -> CheckOutc
         data["reason"] = decision.reason or data.get("reason", "")
         if decision.touch_last_op:
             touched.append(binding.binding_id)
+        if decision.binding_data:
+            binding_data[binding.binding_id] = dict(decision.binding_data)
     if not data.get("reason"):
         data["reason"] = "Completed policy checking."
-    return CheckOutcome(True, data, touched=touched, notes=notes)
+    return CheckOutcome(True, data, touched=touched, notes=notes, binding_data=binding_data)

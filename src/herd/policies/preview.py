@@ -14,7 +14,8 @@ from typing import Any
 
 from herd.domain.snapshots import ClusterSnapshot
 from herd.errors import InvalidRequest, PolicyRejected
-from herd.policies.checks import BoundPolicy, CheckRequest, run_checks
+from herd.policies.base import PolicyContext
+from herd.policies.checks import BoundPolicy, run_checks
 from herd.policies.ranking import Victim
 from herd.policies.shrink import plan_shrink
 from herd.types import ActionName, Phase
@@ -48,7 +49,7 @@ def preview_shrink(
     without_cooldown = [BoundPolicy(b.binding_id, b.name, b.policy, last_op=None) for b in bound]
     outcome = run_checks(
         without_cooldown,
-        CheckRequest(
+        PolicyContext(
             action=action,
             phase=Phase.BEFORE,
             cluster=cluster,

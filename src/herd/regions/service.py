@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Self
 
 from herd.config import RegionConfig, Settings
 from herd.errors import HerdError
@@ -41,7 +42,7 @@ class Regions:
         self.backends = dict(backends)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Regions:
+    def from_settings(cls, settings: Settings) -> Self:
         """Open the backend of every region in ``settings.regions``."""
         return cls({r.name: open_backend(r, settings.data_dir) for r in settings.regions})
 
@@ -60,6 +61,18 @@ class Regions:
                 log.warning("deleting the copy of %s in %s failed: %s", cluster.id, name, exc)
                 errors.append(f"region {name}: {exc}")
         return "; ".join(errors) or None
+
+    def holding(self, cluster_id: str) -> list[str]:
+        """The regions that still hold a copy of the cluster (one lookup per region)."""
+        found = []
+        for name, backend in sorted(self.backends.items()):
+            try:
+                if backend.get(cluster_id) is not None:
+                    found.append(name)
+            except Exception as exc:  # an unreachable region may hold one: say so
+                log.warning("reading the copy of %s in %s failed: %s", cluster_id, name, exc)
+                found.append(f"{name} (unreachable)")
+        return found
 
     def close(self) -> None:
         """Close every backend."""

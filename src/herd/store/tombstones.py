@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, exists, select, update
+from sqlalchemy import ColumnElement, and_, delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -24,6 +24,8 @@ from herd.store.models import TombstoneRow
 class TombstoneStatus(StrEnum):
     DELETING = "DELETING"
     ERROR = "ERROR"
+    #: an administrator's purge is running (its DELETION_PURGE action is ``action_id``)
+    PURGING = "PURGING"
 
 
 def insert(
@@ -127,6 +129,13 @@ def mark_error(session: Session, resource_type: str, resource_id: str, reason: s
     )
 
 
+def mark_purging(session: Session, tombstone: TombstoneRow, action_id: str) -> None:
+    """Hand a stuck deletion to the purge action that clears it."""
+    tombstone.status = TombstoneStatus.PURGING.value
+    tombstone.action_id = action_id
+    tombstone.reason = "Purge requested by an administrator."
+
+
 def remove(session: Session, resource_type: str, resource_id: str) -> int:
     """Delete a tombstone; return how many rows went."""
     result = session.execute(
@@ -150,3 +159,19 @@ def absent(resource_type: str, id_column: Any) -> ColumnElement[bool]:
     return ~exists().where(
         and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
     )
+
+
+def summary(session: Session) -> list[tuple[str, str, int, float]]:
+    """Open tombstones per (resource type, status): how many, and the oldest ``deleted_at``.
+
+    One grouped query, for the metrics read at scrape time.
+    """
+    rows = session.execute(
+        select(
+            TombstoneRow.resource_type,
+            TombstoneRow.status,
+            func.count(),
+            func.min(TombstoneRow.deleted_at),
+        ).group_by(TombstoneRow.resource_type, TombstoneRow.status)
+    ).all()
+    return [(kind, status, int(count), float(oldest)) for kind, status, count, oldest in rows]

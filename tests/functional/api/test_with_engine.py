@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
-import time
-from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import SIM_SPEC, mv
+from tests.waiting import wait_for_action
 
 from herd.config import Settings
 
@@ -17,16 +15,6 @@ pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("herd.engine.service") is None,
     reason="herd.engine.service does not exist yet",
 )
-
-
-def wait_action(client: TestClient, action_id: str, timeout: float = 30.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        action: dict[str, Any] = client.get(f"/v1/actions/{action_id}").json()["action"]
-        if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-            return action
-        assert time.monotonic() < deadline, action
-        time.sleep(0.05)
 
 
 def test_create_scale_and_delete_with_engine(
@@ -45,18 +33,18 @@ def test_create_scale_and_delete_with_engine(
         },
     )
     cid = r.json()["cluster"]["id"]
-    action = wait_action(client, r.headers["Location"].rsplit("/", 1)[1])
+    action = wait_for_action(client, r.headers["Location"].rsplit("/", 1)[1])
     assert action["status"] == "SUCCEEDED", action
     cluster = client.get(f"/v1/clusters/{cid}").json()["cluster"]
     assert cluster["status"] == "ACTIVE" and len(cluster["nodes"]) == 2
     r = client.post(f"/v1/clusters/{cid}/actions", json={"scale_out": {"count": 1}})
-    assert wait_action(client, r.json()["action"])["status"] == "SUCCEEDED"
+    assert wait_for_action(client, r.json()["action"])["status"] == "SUCCEEDED"
     assert len(client.get(f"/v1/clusters/{cid}").json()["cluster"]["nodes"]) == 3
     r = client.post(
         f"/v1/clusters/{cid}/actions", json={"scale_in": {"count": 2}}, headers=mv("1.14")
     )
-    assert wait_action(client, r.json()["action"])["status"] == "SUCCEEDED"
+    assert wait_for_action(client, r.json()["action"])["status"] == "SUCCEEDED"
     assert len(client.get(f"/v1/clusters/{cid}").json()["cluster"]["nodes"]) == 1
     r = client.delete(f"/v1/clusters/{cid}")
-    assert wait_action(client, r.headers["Location"].rsplit("/", 1)[1])["status"] == "SUCCEEDED"
+    assert wait_for_action(client, r.headers["Location"].rsplit("/", 1)[1])["status"] == "SUCCEEDED"
     assert client.get(f"/v1/clusters/{cid}").status_code == 404

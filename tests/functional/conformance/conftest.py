@@ -9,7 +9,6 @@ deterministic answer without touching the database.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
+from tests.waiting import wait_for_action
 
 from herd.config import Settings
 
 V = {"OpenStack-API-Version": "clustering 1.14"}
-FINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 
 
 def deletion_spec(version: str = "1.1", **properties: Any) -> dict[str, Any]:
@@ -56,15 +55,7 @@ class Api:
     # -- plumbing ------------------------------------------------------------------------
 
     def wait(self, action_id: str, timeout: float = 30.0) -> dict[str, Any]:
-        end = time.monotonic() + timeout
-        while True:
-            r = self.client.get(f"/v1/actions/{action_id}", headers=V)
-            assert r.status_code == 200, r.text
-            action: dict[str, Any] = r.json()["action"]
-            if action["status"] in FINAL:
-                return action
-            assert time.monotonic() < end, action
-            time.sleep(0.03)
+        return wait_for_action(self.client, action_id, headers=V, timeout=timeout)
 
     def act(self, cluster: str, body: dict[str, Any], **headers: str) -> dict[str, Any]:
         """Post a cluster action and wait for it to end."""

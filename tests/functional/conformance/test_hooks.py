@@ -2,54 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import pytest
 from tests.functional.conformance.conftest import Api, deletion_data, deletion_spec
+from tests.webhook_receiver import Receiver
 
 V1_9 = {"OpenStack-API-Version": "clustering 1.9"}
-
-
-class Receiver:
-    """A webhook sink on 127.0.0.1 that records every JSON message it is sent."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                owner.messages.append(json.loads(body))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def wait(self, count: int, timeout: float = 10.0) -> dict[str, str]:
-        """node id -> token, once ``count`` messages arrived."""
-        end = time.monotonic() + timeout
-        while len(self.messages) < count:
-            assert time.monotonic() < end, self.messages
-            time.sleep(0.02)
-        return {m["node_id"]: m["lifecycle_action_token"] for m in self.messages}
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    r = Receiver()
-    yield r
-    r.server.shutdown()
 
 
 def hooks(url: str, timeout: int, default_result: str = "CONTINUE") -> dict[str, Any]:
@@ -159,7 +118,7 @@ def test_hooks_apply_to_del_nodes_and_timeout_uses_default_result(
     action = api.act(cluster, {"del_nodes": {"nodes": [n[2]]}})
     # Nobody answers: after the 1 s timeout ABANDON keeps the node.
     assert action["status"] == "SUCCEEDED", action["status_reason"]
-    assert 1.0 <= time.monotonic() - started < 15
+    assert time.monotonic() - started >= 1.0  # it waited the hook's timeout
     assert action["data"]["hooks"]["default_result"] == "ABANDON"
     assert action["outputs"]["nodes_kept_by_hook"] == [n[2]]
     assert api.member_ids(cluster) == n

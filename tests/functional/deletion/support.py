@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
+from tests.waiting import wait_for, wait_for_action
 
 from herd.config import RegionConfig, Settings
 from herd.regions import CopyEvent, RegionBackend, Regions
@@ -56,30 +55,20 @@ def resurrections(backend: RegionBackend) -> list[CopyEvent]:
     return found
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.05) -> Any:
-    end = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"condition not met in {timeout}s")
-        time.sleep(interval)
-
-
-def wait_action(client: httpx.Client | Any, location: str, headers: dict[str, str]) -> Any:
-    def done() -> Any:
-        action = client.get(location, headers=headers).json()["action"]
-        return action if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED") else None
-
-    return wait_for(done)
+__all__ = ["wait_for", "wait_for_action"]
 
 
 class LiveServer:
     """``herd serve`` as a real process (tests/e2e/server.py) with token auth and regions."""
 
     def __init__(
-        self, base: Path, db_url: str | None, regions: list[RegionConfig], **env: str
+        self,
+        base: Path,
+        db_url: str | None,
+        regions: list[RegionConfig],
+        *,
+        command: list[str] | None = None,
+        **env: str,
     ) -> None:
         from tests.conftest import free_port
         from tests.e2e.server import HerdServer
@@ -92,7 +81,9 @@ class LiveServer:
         self.headers = issue_tokens(database)
         database.dispose()
         full_env = {"HERD_AUTH": "token", "HERD_REGIONS": regions_env(regions), **env}
-        self.server = HerdServer(self.data_dir, free_port(), db_url=db_url, **full_env)
+        self.server = HerdServer(
+            self.data_dir, free_port(), db_url=db_url, command=command, **full_env
+        )
         self.url = self.server.url
 
     def __enter__(self) -> LiveServer:

@@ -15,7 +15,7 @@ from tests.functional.deletion.support import (
     issue_tokens,
     region_configs,
     resurrections,
-    wait_action,
+    wait_for_action,
 )
 
 from herd.agent.reconciler import Reconciler
@@ -50,7 +50,7 @@ def _setup(api_client: ApiClientFactory, db_url: str, tmp_path: Path, **extra: A
 
 def _act(c: Callers, response: Any) -> dict[str, Any]:
     assert response.status_code == 202, response.text
-    return dict(wait_action(c.client, response.headers["Location"], c.member))
+    return wait_for_action(c.client, response.headers["Location"], headers=c.member)
 
 
 def _multi_region_cluster(c: Callers, spec: dict[str, Any] = SIM_SPEC) -> str:
@@ -152,9 +152,8 @@ def test_without_tombstones_agents_see_the_deleting_cluster(
         db_url=db_url,
         auth="token",
         run_engine=False,
-        tombstones_enabled=False,
     )
-    client = api_client(settings)
+    client = api_client(settings, tombstones=False)
     c = Callers(client, issue_tokens(services(client).database))
     profile = c.client.post(
         "/v1/profiles", json={"profile": {"name": "p", "spec": SIM_SPEC}}, headers=c.member

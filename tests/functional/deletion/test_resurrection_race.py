@@ -1,14 +1,16 @@
 """The resurrection race: agents reconcile and readers fetch on demand while clusters are deleted.
 
-A real ``herd serve`` (with its engine) deletes 200 clusters, each with a member
-in each of 3 regions, while one agent per region reconciles as fast as it can
-and 50 reader threads call ``ensure`` (Tricircle's "local miss asks central")
-on random clusters and regions. The engine holds the window between "regional
-copies deleted" and "central row deleted" open (``deletion_regions_pause``).
+The stress run: a real ``herd serve`` (with its engine) deletes 200 clusters, each with
+a member in each of 3 regions, while one agent per region reconciles as fast as it can
+and 50 reader threads call ``ensure`` (Tricircle's "local miss asks central") on random
+clusters and regions. The simulated regions take 50 ms to delete a copy, so every
+deletion leaves copies gone in some regions while the central row still exists. With
+tombstones no copy is ever re-created after central deleted it, and nothing is left.
 
-With tombstones no copy is ever re-created after central deleted it, and
-nothing is left. With tombstones off (the test-only switch) the same run does
-re-create copies: the test can fail.
+The control shows the race deterministically instead of hoping for it: the engine is
+held between "regional copies deleted" and "central row deleted" while a reader asks
+central. With tombstones the reader gets 404 and creates nothing; with tombstones off
+(an ``create_app`` argument no setting reaches) it re-creates the copy every time.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
+from tests.conftest import ApiClientFactory
 from tests.functional.deletion.support import (
     LiveServer,
+    issue_tokens,
     open_regions,
     region_configs,
     resurrections,
@@ -31,6 +36,8 @@ from tests.functional.deletion.support import (
 )
 
 from herd.agent.reconciler import CentralUnavailable, Reconciler, agent_client
+from herd.config import Settings
+from herd.regions import RegionBackend, Regions
 from herd.store.database import Database
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
 
@@ -39,14 +46,16 @@ CLUSTERS = 200
 READERS = 50
 DELETERS = 10
 AGENT_BREATH = 0.1
-PAUSE = "0.1"
+REGION_DELETE_LATENCY = 0.05
 
 
-def _seed(url: str, project: str) -> list[str]:
+def _seed(
+    url: str, project: str, *, clusters: int = CLUSTERS, regions: tuple[str, ...] = REGIONS
+) -> list[str]:
     """Clusters as CLUSTER_CREATE leaves them: ACTIVE, one sim member per region."""
     database = Database(url)
     now = time.time()
-    ids = [str(uuid.uuid4()) for _ in range(CLUSTERS)]
+    ids = [str(uuid.uuid4()) for _ in range(clusters)]
     with database.write() as session:
         profile = ProfileRow(
             id=str(uuid.uuid4()),
@@ -67,17 +76,17 @@ def _seed(url: str, project: str) -> list[str]:
                     profile_id=profile.id,
                     init_at=now,
                     created_at=now,
-                    desired_capacity=3,
-                    next_index=4,
+                    desired_capacity=len(regions),
+                    next_index=len(regions) + 1,
                     status="ACTIVE",
                     project=project,
-                    data={"regions": list(REGIONS)},
+                    data={"regions": list(regions)},
                     meta_data={},
                     config={},
                     dependents={},
                 )
             )
-            for index, region in enumerate(REGIONS, start=1):
+            for index, region in enumerate(regions, start=1):
                 session.add(
                     NodeRow(
                         id=str(uuid.uuid4()),
@@ -123,16 +132,9 @@ def _delete_all(live: LiveServer, user: httpx.Client, ids: list[str]) -> float:
     return time.monotonic() - started
 
 
-def _run(tmp_path: Path, tombstones_enabled: bool) -> dict[str, float]:
-    configs = region_configs(tmp_path, REGIONS)
-    live = LiveServer(
-        tmp_path,
-        None,
-        configs,
-        HERD_TOMBSTONES_ENABLED=str(tombstones_enabled).lower(),
-        HERD_DELETION_REGIONS_PAUSE=PAUSE,
-        HERD_ENGINE_WORKERS="16",
-    )
+def _run(tmp_path: Path) -> dict[str, float]:
+    configs = region_configs(tmp_path, REGIONS, delete_latency=REGION_DELETE_LATENCY)
+    live = LiveServer(tmp_path, None, configs, HERD_ENGINE_WORKERS="16")
     ids = _seed(f"sqlite:///{live.data_dir / 'herd.db'}", "p1")
     regions = open_regions(configs, tmp_path / "data")
     token = live.headers["agent"]["X-Auth-Token"]
@@ -182,7 +184,6 @@ def _run(tmp_path: Path, tombstones_enabled: bool) -> dict[str, float]:
         for agent in agents:
             agent.client.close()
     figures = {
-        "tombstones": float(tombstones_enabled),
         "clusters_deleted": float(CLUSTERS),
         "resurrections": float(sum(len(resurrections(b)) for b in regions.backends.values())),
         "copies_left": float(sum(len(b.copies()) for b in regions.backends.values())),
@@ -197,15 +198,61 @@ def _run(tmp_path: Path, tombstones_enabled: bool) -> dict[str, float]:
 
 
 def test_no_resurrection_with_tombstones(tmp_path: Path) -> None:
-    figures = _run(tmp_path, tombstones_enabled=True)
+    figures = _run(tmp_path)
     assert figures["resurrections"] == 0, figures
     assert figures["copies_left"] == 0, figures
     assert figures["tombstones_left"] == 0, figures
     assert figures["reader_calls"] > CLUSTERS, figures
 
 
-@pytest.mark.parametrize("_", ["tombstones off"])
-def test_resurrection_without_tombstones(tmp_path: Path, _: str) -> None:
-    """The control: the same run without tombstones resurrects copies."""
-    figures = _run(tmp_path, tombstones_enabled=False)
-    assert figures["resurrections"] >= 1, figures
+class HeldRegions(Regions):
+    """Regions whose deletion of copies stops, once the copies are gone, until released."""
+
+    def __init__(self, backends: dict[str, RegionBackend]) -> None:
+        super().__init__(backends)
+        self.copies_gone = threading.Event()
+        self.release = threading.Event()
+
+    def delete_copies(self, cluster: ClusterRow) -> str | None:
+        error = super().delete_copies(cluster)
+        self.copies_gone.set()
+        assert self.release.wait(30), "the test never released the deletion"
+        return error
+
+
+@pytest.mark.parametrize(("tombstones", "resurrected"), [(True, 0), (False, 1)])
+def test_a_reader_inside_the_window(
+    api_client: ApiClientFactory, tmp_path: Path, tombstones: bool, resurrected: int
+) -> None:
+    """One reader asks central while the engine is held between copies and central row."""
+    configs = region_configs(tmp_path, ("R1",))
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        db_url=f"sqlite:///{tmp_path / 'herd.db'}",
+        auth="token",
+        regions=configs,
+    )
+    regions = HeldRegions(open_regions(configs, settings.data_dir).backends)
+    client = api_client(settings, start_engine=True, regions=regions, tombstones=tombstones)
+    database = client.app.state.herd.database  # type: ignore[attr-defined]
+    headers = issue_tokens(database, "p1")
+    (cid,) = _seed(settings.database_url(), "p1", clusters=1, regions=("R1",))
+    agent = Reconciler(
+        "R1", regions.backends["R1"], TestClient(client.app, headers=headers["agent"])
+    )
+    assert agent.reconcile_once().created == [cid]
+    try:
+        assert client.delete(f"/v1/clusters/{cid}", headers=headers["member"]).status_code == 202
+        assert regions.copies_gone.wait(30)
+        assert regions.backends["R1"].get(cid) is None
+        # The reader misses locally and asks central while the central row still exists.
+        agent.ensure(cid)
+    finally:
+        regions.release.set()
+    wait_for(
+        lambda: client.get(f"/v1/clusters/{cid}", headers=headers["member"]).status_code == 404
+    )
+    agent.reconcile_once()  # central answers 404 now: a resurrected copy goes again
+    assert len(resurrections(regions.backends["R1"])) == resurrected
+    assert regions.backends["R1"].copies() == []
+    regions.close()

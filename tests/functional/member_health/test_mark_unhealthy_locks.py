@@ -2,36 +2,38 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
-from tests.functional.conformance.conftest import Api, V
+from tests.functional.conformance.conftest import Api, V, deletion_spec
+from tests.functional.conformance.test_hooks import complete, hooks
 from tests.functional.member_health.conftest import sqlite_settings
 from tests.functional.member_health.test_mark_unhealthy_api import error, mark_events, patch
+from tests.webhook_receiver import Receiver
 
 from herd.api.app import create_app
 
 
-def test_409_while_a_slow_scale_out_holds_the_cluster_lock(api: Api) -> None:
-    profile = api.profile(create_latency=1.5)
-    cluster = api.cluster(1, profile_id=profile, name="slow")
-    node = api.member_ids(cluster)[0]
+def test_409_while_an_action_holds_the_cluster_lock(api: Api, receiver: Receiver) -> None:
+    # A scale-in waiting for its lifecycle hook holds the cluster lock until the test
+    # completes the hook: the window is the test's to close, not a timer's.
+    cluster = api.cluster(2, name="slow")
+    node, victim = api.member_ids(cluster)
+    api.set_metadata(node, {"protected": True})
+    api.attach(cluster, deletion_spec(hooks=hooks(receiver.url, 600)))
     before = api.node(node)
-    r = api.client.post(f"/v1/clusters/{cluster}/actions", json={"scale_out": {"count": 1}})
+    r = api.client.post(f"/v1/clusters/{cluster}/actions", json={"scale_in": {"count": 1}})
     action_id = r.json()["action"]
-    end = time.monotonic() + 10
-    while api.client.get(f"/v1/actions/{action_id}").json()["action"]["status"] != "RUNNING":
-        assert time.monotonic() < end
-        time.sleep(0.02)
+    token = receiver.wait(1)[victim]
     for body in ({"mark_unhealthy": True}, {"mark_unhealthy": False}):
         error(
             patch(api, cluster, node, body),
             409,
-            "Cluster slow already has an action (CLUSTER_SCALE_OUT) in progress.",
+            "Cluster slow already has an action (CLUSTER_SCALE_IN) in progress.",
             "ActionInProgress",
         )
+    assert complete(api, cluster, token).status_code == 202
     assert api.wait(action_id)["status"] == "SUCCEEDED"
     after = api.node(node)
     assert after is not None and before is not None

@@ -103,11 +103,10 @@ def test_create_with_health_url_then_sigterm_stops_it(driver: ProcessDriver) -> 
     assert state["pid"] == pid and state["node_id"] == "n1"
     assert driver.check(_ref(created, request)).healthy
 
-    began = time.monotonic()
     driver.delete(_ref(created, request))
-    assert time.monotonic() - began < 5
     assert not _alive(pid)
-    assert "testserver stopped" in (driver.nodes_dir / "n1.log").read_text()  # clean SIGTERM
+    # It stopped on SIGTERM (its own message), not on the SIGKILL after stop_timeout.
+    assert "testserver stopped" in (driver.nodes_dir / "n1.log").read_text()
     assert not (driver.nodes_dir / "n1.json").exists()
     driver.delete(_ref(created, request))  # idempotent
 
@@ -141,8 +140,8 @@ def test_stubborn_process_is_killed_after_stop_timeout(driver: ProcessDriver) ->
     began = time.monotonic()
     driver.delete(_ref(created, request))
     elapsed = time.monotonic() - began
-    # It waited the stop timeout before the kill (the upper bound only catches a hang).
-    assert 0.45 <= elapsed < 30
+    # It waited the stop timeout before the kill (pytest-timeout catches a hang).
+    assert elapsed >= 0.45
     assert not _alive(created.data["pid"])
 
 
@@ -193,6 +192,9 @@ def test_health_url_never_answering_fails_and_kills(driver: ProcessDriver) -> No
 
 
 def test_immediate_exit_reports_code_and_log_tail(driver: ProcessDriver) -> None:
+    # The start grace is long here: on a loaded machine Python alone can take longer than
+    # the fixture's 0.1 s to start and exit, and create() returns as soon as it has exited.
+    driver.spawn_grace = 60.0
     props = {"command": PY, "args": ["-c", "import sys; print('boom here'); sys.exit(3)"]}
     with pytest.raises(DriverError) as caught:
         driver.create(_request(props))

@@ -46,25 +46,34 @@ def test_placement_from_request_then_profile_defaults() -> None:
 
 
 def test_latency_is_honoured() -> None:
-    driver = SimDriver()
-    began = time.monotonic()
+    slept: list[float] = []
+    driver = SimDriver(sleep=slept.append)
     created = driver.create(_request("n1", create_latency=0.1))
-    driver.delete(_ref(created.physical_id, delete_latency=0.1))
-    assert time.monotonic() - began >= 0.2
+    driver.delete(_ref(created.physical_id, delete_latency=0.25))
+    assert slept == [0.1, 0.25]
+    began = time.monotonic()
+    SimDriver().create(_request("n2", create_latency=0.1))
+    assert time.monotonic() - began >= 0.1  # the default really sleeps
 
 
 def test_latency_overlaps_between_threads() -> None:
-    driver = SimDriver()
+    # Each simulated latency waits until all eight are inside it at once: that can only
+    # happen when the latency is spent outside the driver's lock (a hang fails the barrier).
+    together = threading.Barrier(8, timeout=60)
+
+    def wait_for_the_others(_seconds: float) -> None:
+        together.wait()
+
+    driver = SimDriver(sleep=wait_for_the_others)
     threads = [
         threading.Thread(target=driver.create, args=(_request(f"n{i}", create_latency=0.2),))
         for i in range(8)
     ]
-    began = time.monotonic()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert time.monotonic() - began < 1.0  # slept outside the lock
+    assert not together.broken
     assert len(driver) == 8
 
 
@@ -115,10 +124,10 @@ def test_discover_returns_what_it_holds() -> None:
     assert driver.discover() == created
 
 
-def test_hundred_thousand_nodes_quickly() -> None:
+def test_hundred_thousand_nodes() -> None:
+    # How fast is bench/engine.py's business; here only that nothing is lost or shared.
     driver = SimDriver()
     props = SimDriver.validate_properties({"zone": "z1"})
-    began = time.monotonic()
     ids = [
         driver.create(NodeRequest(f"n{i}", f"n{i}", i, "c", props)).physical_id
         for i in range(100_000)
@@ -127,7 +136,6 @@ def test_hundred_thousand_nodes_quickly() -> None:
     for node_id, physical_id in zip(range(100_000), ids, strict=True):
         driver.delete(ResourceRef(f"n{node_id}", physical_id, {}, props))
     assert len(driver) == 0
-    assert time.monotonic() - began < 10
 
 
 def test_thread_safety() -> None:

@@ -26,4 +26,6 @@ def mark_unhealthy(
         result = mark_member(session, services, ctx, cluster_id, node_id, request)
         session.flush()
         view = render_nodes(session, [result.node], ctx.version)[0]
+    if request.mark_unhealthy and result.changed:
+        services.metrics.health_detected("application")
     return {"node": view, "changed": result.changed, "message": result.message}

@@ -111,11 +111,6 @@ class LifecycleHandlers:
             self._keep_tombstone(ex, cluster.id, reason)
             update_cluster(ex, cluster.id, status=ClusterStatus.ERROR.value, status_reason=reason)
             return Outcome.failed(reason)
-        pause = ex.ctx.settings.deletion_regions_pause
-        if pause > 0:
-            # Test-only: hold the window between "copies gone" and "central row gone"
-            # open, where an agent without tombstones would resurrect a copy.
-            ex.ctx.sleep(pause)
         with ex.ctx.database.write() as session:
             # The row and its tombstone go together, so nothing can see one without the other.
             session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster.id))

@@ -56,6 +56,7 @@ def remove_nodes(ex: ActionExecution, nodeops: NodeOperations, plan: RemovalPlan
             return ChildResults()
         if plan.grace_period > 0:
             ex.wait(plan.grace_period)
+            ex.outputs["grace_period_waited"] = plan.grace_period
         nodeops.plan_removal(ex, plan.node_ids, destroy=plan.destroy, hooks=plan.hooks)
     results = nodeops.run(ex)
     ex.outputs["nodes_removed"] = sorted(results.succeeded)

@@ -1,7 +1,7 @@
 """receivers and the Alertmanager alerts they acted on
 
-Revision ID: 0003
-Revises: 0001
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-23 09:00:00
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-down_revision = "0001"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,87 @@
+// The REST API as the dashboard calls it: the same endpoints, auth and error texts as any client.
+
+const VERSION_HEADER = "clustering 1.14";
+const TOKEN_KEY = "herd.token";
+
+export class ApiError extends Error {
+  constructor(status, message, type) {
+    super(message);
+    this.status = status;
+    this.type = type;
+  }
+}
+
+const listeners = new Set();
+export function onUnauthorized(callback) {
+  listeners.add(callback);
+}
+
+export function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(value) {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+export async function api(method, path, body) {
+  const headers = { "OpenStack-API-Version": VERSION_HEADER, Accept: "application/json" };
+  const secret = token();
+  if (secret) headers["X-Auth-Token"] = secret;
+  let payload;
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    payload = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const response = await fetch(path, { method, headers, body: payload, cache: "no-store" });
+  const text = await response.text();
+  let data = null;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = null;
+    }
+  }
+  if (!response.ok) {
+    const error = data && data.error ? data.error : {};
+    const failure = new ApiError(response.status, error.message || text || response.statusText, error.type || "");
+    if (response.status === 401) listeners.forEach((callback) => callback(failure));
+    throw failure;
+  }
+  return data;
+}
+
+export const get = (path) => api("GET", path);
+
+const FINAL = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
+
+// The action once it has ended (polled every half second; gives up after `seconds`).
+export async function actionEnded(actionId, seconds = 120) {
+  const until = Date.now() + seconds * 1000;
+  for (;;) {
+    const { action } = await get(`/v1/actions/${encodeURIComponent(actionId)}`);
+    if (FINAL.has(action.status)) return action;
+    if (Date.now() > until) throw new ApiError(504, `Action ${actionId} did not end in ${seconds}s.`, "Timeout");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+export function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item !== undefined && item !== null) search.append(key, String(item));
+    }
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+export const CLUSTER_ACTIONS = [
+  "CLUSTER_CREATE", "CLUSTER_DELETE", "CLUSTER_UPDATE", "CLUSTER_SCALE_OUT", "CLUSTER_SCALE_IN",
+  "CLUSTER_RESIZE", "CLUSTER_ADD_NODES", "CLUSTER_DEL_NODES", "CLUSTER_REPLACE_NODES",
+  "CLUSTER_REPLACE_UNHEALTHY", "CLUSTER_CHECK", "CLUSTER_RECOVER", "CLUSTER_ATTACH_POLICY",
+  "CLUSTER_DETACH_POLICY", "CLUSTER_UPDATE_POLICY",
+];
