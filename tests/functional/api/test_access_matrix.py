@@ -4,8 +4,8 @@ The routes are read from the app (``routes.app_routes``), not listed here: a new
 is checked by the default expectation (a user operation: 401 without or with a bad token,
 403 for an agent token, 404 for another project's resources named in its path or body),
 and when that is not what it should do, the test fails until the endpoint's expectation is
-declared below (open, admin-only, readable by agents, a sample body, a path parameter's
-value). For every route:
+declared below (open, admin-only, readable by agents, a path parameter's value) or in
+``samples.py`` (a sample body). For every route:
 
 * no token and an unknown token: 401 with Senlin's error body, except the open routes
   (each declared with the reason it is open);
@@ -29,6 +29,7 @@ from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import DELETION_SPEC, SIM_SPEC, services
 from tests.functional.api.routes import RouteInfo, app_routes
+from tests.functional.api.samples import sample_bodies
 from tests.waiting import wait_for_action
 
 from herd.api.auth import AGENT_REFUSED
@@ -116,36 +117,9 @@ def other_params(route: RouteInfo, ids: dict[str, str]) -> dict[str, str]:
     }
 
 
-def sample_bodies(ids: dict[str, str]) -> dict[tuple[str, str], Any]:
-    """A valid body for each route that reads one, naming project A's resources where it can.
-
-    A route with a body in /openapi.json and no entry here fails the test.
-    """
-    return {
-        ("PATCH", "/v1/clusters/{cluster_id}/nodes/{node_id}"): {
-            "mark_unhealthy": True,
-            "resource_status_reason": "matrix",
-        },
-        ("POST", "/v1/profiles"): {"profile": {"name": "pb", "spec": SIM_SPEC}},
-        ("POST", "/v1/profiles/validate"): {"profile": {"spec": SIM_SPEC}},
-        ("PATCH", "/v1/profiles/{profile_id}"): {"profile": {"name": "renamed"}},
-        ("POST", "/v1/policies"): {"policy": {"name": "dp", "spec": DELETION_SPEC}},
-        ("POST", "/v1/policies/validate"): {"policy": {"spec": DELETION_SPEC}},
-        ("PATCH", "/v1/policies/{policy_id}"): {"policy": {"name": "renamed"}},
-        ("POST", "/v1/clusters"): {
-            "cluster": {"name": "cb", "profile_id": ids["profile"], "desired_capacity": 0}
-        },
-        ("PATCH", "/v1/clusters/{cluster_id}"): {"cluster": {"name": "renamed"}},
-        ("DELETE", "/v1/clusters/{cluster_id}"): None,
-        ("POST", "/v1/clusters/{cluster_id}/actions"): {"scale_out": {"count": 1}},
-        ("POST", "/v1/nodes"): {
-            "node": {"name": "nb", "profile_id": ids["profile"], "cluster_id": ids["cluster"]}
-        },
-        ("PATCH", "/v1/nodes/{node_id}"): {"node": {"name": "renamed"}},
-        ("DELETE", "/v1/nodes/{node_id}"): None,
-        ("POST", "/v1/nodes/{node_id}/actions"): {"check": {}},
-        ("PATCH", "/v1/actions/{action_id}"): {"action": {"status": "CANCELLED"}},
-    }
+def first_bodies(ids: dict[str, str]) -> dict[tuple[str, str], Any]:
+    """The first sample body of each route that reads one (``samples.py``)."""
+    return {route: bodies[0] for route, bodies in sample_bodies(ids).items()}
 
 
 def _issue(client: TestClient, project: str, role: str) -> dict[str, str]:
@@ -224,7 +198,7 @@ def _build(client: TestClient) -> World:
         "event": events[0]["id"],
     }
     routes, _mounts = app_routes(client.app)  # type: ignore[arg-type]
-    return World(client, ProjectA(ids), who, routes, sample_bodies(ids))
+    return World(client, ProjectA(ids), who, routes, first_bodies(ids))
 
 
 @pytest.fixture
@@ -274,7 +248,7 @@ def test_every_route_has_a_declared_or_default_expectation(world: World) -> None
         for method, operation in operations.items():
             if "requestBody" in operation and path.startswith("/v1/"):
                 assert (method.upper(), path) in world.bodies, (
-                    f"{method.upper()} {path} reads a body: add a sample to sample_bodies()"
+                    f"{method.upper()} {path} reads a body: add a sample to samples.py"
                 )
     _, mounts = app_routes(world.client.app)  # type: ignore[arg-type]
     assert {m.path for m in mounts} == set(OPEN_MOUNTS), "declare every mount in OPEN_MOUNTS"

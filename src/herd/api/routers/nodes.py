@@ -49,7 +49,7 @@ def _details(params: dict[str, str]) -> bool:
     return value is not None and pagination.parse_bool("show_details", value)
 
 
-@router.get("")
+@router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
 def list_nodes(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
