@@ -1,12 +1,18 @@
-"""Mark-unhealthy throughput: ``PATCH /v1/clusters/<c>/nodes/<n>`` through ``herd serve``.
+"""Health benchmarks: marking members unhealthy, and the health manager.
 
-Requests per second and p99 latency with 32 concurrent clients against ``herd serve`` on
-SQLite, beside a bare FastAPI ``PATCH /bare/{item}`` endpoint (same uvicorn, same body,
-same load generator) in the same run; the ratio is the figure. Two herd rows: every call on
-one member (all writers on one row lock), and calls spread over 20 members (httpx load,
-one URL per client).
+1. Mark-unhealthy throughput: ``PATCH /v1/clusters/<c>/nodes/<n>`` through ``herd serve``.
+   Requests per second and p99 latency with 32 concurrent clients against ``herd serve`` on
+   SQLite, beside a bare FastAPI ``PATCH /bare/{item}`` endpoint (same uvicorn, same body,
+   same load generator) in the same run; the ratio is the figure. Two herd rows: every call
+   on one member (all writers on one row lock), and calls spread over 20 members (httpx
+   load, one URL per client).
+2. Detection to recovered (``bench/health_manager.py``): ``kill -9`` of a ``herd.process``
+   member until the API shows it ACTIVE on a new process, with LIFECYCLE_EVENTS and with
+   NODE_STATUS_POLLING every second.
+3. The CPU cost of polling 1,000 ``herd.sim`` members every 5 s (NODE_STATUS_POLLING):
+   CPU seconds of the ``herd serve`` process with the policy, minus an idle baseline.
 
-Run: ``.venv/bin/python bench/health.py [--seconds 5]``.
+Run: ``.venv/bin/python bench/health.py [--seconds 5] [--trials 5] [--cpu-seconds 30]``.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+import health_manager
 from common import (
     API_HEADERS,
     LoadResult,
@@ -95,12 +102,32 @@ def measure(seconds: float) -> list[list[object]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0)
-    args = parser.parse_args()
-    table(
-        f"PATCH mark_unhealthy, {CONNECTIONS} concurrent clients, SQLite",
-        ["endpoint", "load", "req/s", "p50 ms", "p99 ms", "errors", "ratio to bare"],
-        measure(args.seconds),
+    parser.add_argument("--trials", type=int, default=5, help="kills per detection mode")
+    parser.add_argument("--cpu-seconds", type=float, default=30.0, help="CPU sampling window")
+    parser.add_argument("--members", type=int, default=1000, help="sim members polled")
+    parser.add_argument(
+        "--only", choices=("mark", "recovery", "cpu"), default=None, help="run one part only"
     )
+    args = parser.parse_args()
+    if args.only in (None, "mark"):
+        table(
+            f"PATCH mark_unhealthy, {CONNECTIONS} concurrent clients, SQLite",
+            ["endpoint", "load", "req/s", "p50 ms", "p99 ms", "errors", "ratio to bare"],
+            measure(args.seconds),
+        )
+    if args.only in (None, "recovery"):
+        table(
+            f"kill -9 of a herd.process member to recovered, {args.trials} kills per mode",
+            ["detection", "min s", "median s", "max s", "recoveries"],
+            health_manager.detection_to_recovered(args.trials),
+        )
+    if args.only in (None, "cpu"):
+        table(
+            f"CPU of herd serve polling {args.members} sim members every 5 s "
+            f"({args.cpu_seconds:g} s windows)",
+            ["run", "CPU s", "% of one core"],
+            health_manager.polling_cpu(args.members, args.cpu_seconds),
+        )
 
 
 if __name__ == "__main__":

@@ -50,6 +50,18 @@ class Settings(BaseSettings):
     lock_retry_times: int = 3
     lock_retry_interval: float = 1.0
 
+    #: run the health manager in every engine (it checks clusters that have a health policy)
+    health_manager: bool = True
+    #: seconds between two passes of the health manager's scheduler (events wake it at once)
+    health_tick: float = Field(default=0.5, gt=0)
+    #: recovery back-off per node: ``base * 2**(n-1)`` seconds after the n-th recovery in a
+    #: row, at most ``max``; a node that held up ``reset`` seconds starts a new series
+    health_backoff_base: float = Field(default=10.0, ge=0)
+    health_backoff_max: float = Field(default=600.0, ge=0)
+    health_backoff_reset: float = Field(default=600.0, ge=0)
+    #: threads that probe nodes (driver checks, poll URLs and their retries)
+    health_probe_workers: int = Field(default=16, ge=1)
+
     #: Zaqar v2 endpoint used by ``type: zaqar`` lifecycle hooks
     zaqar_url: str | None = None
     webhook_timeout: float = 5.0

@@ -33,6 +33,8 @@ class ActionName(StrEnum):
     NODE_RECOVER = "NODE_RECOVER"
     PROFILE_DELETE = "PROFILE_DELETE"
     POLICY_DELETE = "POLICY_DELETE"
+    #: herd: an administrator clears a stuck deletion (docs/deletion.md)
+    DELETION_PURGE = "DELETION_PURGE"
 
     @property
     def is_cluster_action(self) -> bool:
@@ -144,6 +146,28 @@ class ResourceType(StrEnum):
 class LockScope(StrEnum):
     CLUSTER = "CLUSTER"  # exclusive
     NODE = "NODE"  # shared among node-scoped actions
+
+
+class DetectionType(StrEnum):
+    """How the health manager finds out that a member failed (Senlin's detection types)."""
+
+    NODE_STATUS_POLLING = "NODE_STATUS_POLLING"
+    NODE_STATUS_POLL_URL = "NODE_STATUS_POLL_URL"
+    LIFECYCLE_EVENTS = "LIFECYCLE_EVENTS"
+    HYPERVISOR_STATUS_POLLING = "HYPERVISOR_STATUS_POLLING"
+
+
+class RecoveryConditional(StrEnum):
+    ANY_FAILED = "ANY_FAILED"
+    ALL_FAILED = "ALL_FAILED"
+
+
+class RecoveryOperation(StrEnum):
+    """What recovering a node does to its resource."""
+
+    RECREATE = "RECREATE"  # a new resource, same node id, name and index
+    REBOOT = "REBOOT"  # stop and start the same resource
+    REBUILD = "REBUILD"  # rebuild the resource in place, where the driver can
 
 
 # Priorities of the built-in policy families (lower runs first), as in Senlin.

@@ -24,6 +24,7 @@ from herd.api.request_id import RequestIdMiddleware
 from herd.api.routers import (
     actions,
     cluster_actions,
+    cluster_health,
     cluster_policies,
     clusters,
     deletions,
@@ -157,6 +158,7 @@ def create_app(
         clusters,
         cluster_actions,
         cluster_policies,
+        cluster_health,
         nodes,
         actions,
         events,

@@ -15,12 +15,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from herd.api.microversion import APIVersion
+from herd.store import node_checks
 from herd.store.models import (
     ActionRow,
     BindingRow,
     ClusterRow,
     DependencyRow,
     EventRow,
+    NodeCheckRow,
     NodeRow,
     PolicyRow,
     ProfileRow,
@@ -98,8 +100,19 @@ def cluster_view(
     }
 
 
+def check_result(healthy: bool | None) -> str | None:
+    """``healthy`` / ``unhealthy`` (None: never checked by the health manager)."""
+    if healthy is None:
+        return None
+    return "healthy" if healthy else "unhealthy"
+
+
 def node_view(
-    row: NodeRow, profile_name: str | None, version: APIVersion, details: bool = False
+    row: NodeRow,
+    profile_name: str | None,
+    version: APIVersion,
+    details: bool = False,
+    check: NodeCheckRow | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": row.id,
@@ -127,6 +140,11 @@ def node_view(
         "health_marked_at": isotime(row.health_marked_at),
         "health_generation": row.health_generation,
         "deleted_at": isotime(row.deleted_at),
+        # herd's addition: the health manager's last check of this node
+        "last_checked_at": isotime(check.checked_at) if check else None,
+        "last_check_mode": (check.mode or None) if check else None,
+        "last_check_result": check_result(check.healthy) if check else None,
+        "last_check_reason": check.reason if check else None,
     }
     if version >= V1_13:
         body["tainted"] = row.tainted
@@ -240,7 +258,11 @@ def render_nodes(
     session: Session, rows: Sequence[NodeRow], version: APIVersion, details: bool = False
 ) -> list[dict[str, Any]]:
     names = _profile_names(session, {row.profile_id for row in rows})
-    return [node_view(row, names.get(row.profile_id), version, details) for row in rows]
+    checks = node_checks.load(session, [row.id for row in rows])
+    return [
+        node_view(row, names.get(row.profile_id), version, details, checks.get(row.id))
+        for row in rows
+    ]
 
 
 def render_actions(

@@ -7,8 +7,9 @@ from typing import Annotated, Any
 import typer
 
 from herd.cli.client import path
-from herd.cli.common import get_state
-from herd.cli.output import Column, id_column, print_json, print_message, print_table
+from herd.cli.common import DEFAULT_WAIT_TIMEOUT, WaitOption, WaitTimeoutOption, get_state
+from herd.cli.output import Column, id_column, print_json, print_table
+from herd.cli.wait import finish
 
 app = typer.Typer(help="Deletions in progress (tombstones); admin only.", no_args_is_help=True)
 
@@ -58,13 +59,12 @@ def purge(
     force: Annotated[
         bool, typer.Option(help="Clear a deletion stuck longer than deletion_stuck_after.")
     ] = False,
+    wait: WaitOption = False,
+    wait_timeout: WaitTimeoutOption = DEFAULT_WAIT_TIMEOUT,
 ) -> None:
-    """Clear a stuck deletion after cleaning what can be cleaned."""
+    """Clear a stuck deletion: a DELETION_PURGE action cleans what can be cleaned."""
     state = get_state(ctx)
     reply = state.client.delete(
         path("deletions", resource_type, resource_id), params={"force": True} if force else None
     )
-    if state.json:
-        print_json(reply.body or {"resource_type": resource_type, "resource_id": resource_id})
-    else:
-        print_message(f"Deletion of {resource_type} {resource_id} purged.")
+    finish(state, reply, key="deletion", wait=wait, wait_timeout=wait_timeout)

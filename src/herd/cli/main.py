@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 from herd.cli import (
     actions,
     cluster_actions,
+    cluster_health,
     clusters,
     deletions,
     events,
@@ -25,7 +26,7 @@ from herd.cli.common import CliState, CommandFailed
 from herd.cli.output import print_error
 from herd.errors import HerdError
 
-_ = cluster_actions  # imported for its commands, which join ``herd cluster``
+_ = (cluster_actions, cluster_health)  # imported for their commands (``herd cluster ...``)
 
 
 class HerdGroup(TyperGroup):

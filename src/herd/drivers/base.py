@@ -5,14 +5,25 @@ server). Calls are blocking and are made from engine worker threads. A driver
 keeps no state that the engine needs: whatever it must remember about a
 resource goes into ``CreatedResource.data``, which the engine stores on the
 node row and hands back in :class:`ResourceRef`.
+
+Besides create, delete and check, a driver may recover a resource in place
+(``reboot``, ``rebuild``; see ``supports_reboot`` / ``supports_rebuild``) and
+report failures it sees by itself (``watch`` plus listeners), which is what the
+health manager's LIFECYCLE_EVENTS detection listens to.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from herd.errors import DriverError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -52,11 +63,31 @@ class HealthReport:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class ResourceEvent:
+    """A failure the driver saw by itself (a process exited, a server broke)."""
+
+    node_id: str
+    physical_id: str
+    reason: str
+
+
+ResourceListener = Callable[[ResourceEvent], None]
+
+
 class Driver(ABC):
     """Base class of drivers, registered under a profile type such as ``herd.process-1.0``."""
 
     profile_type: ClassVar[str]
     versions: ClassVar[tuple[str, ...]] = ("1.0",)
+    #: ``reboot`` restarts the same resource (REBOOT recovery)
+    supports_reboot: ClassVar[bool] = False
+    #: ``rebuild`` rebuilds the resource in place (REBUILD recovery)
+    supports_rebuild: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self._listeners: list[ResourceListener] = []
+        self._listeners_lock = threading.Lock()
 
     @classmethod
     @abstractmethod
@@ -79,6 +110,58 @@ class Driver(ABC):
         """Bring a broken resource back; the default recreates it."""
         self.delete(ref)
         return self.create(request)
+
+    def reboot(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
+        """Stop and start the same resource; return it as it now is.
+
+        The node's operation ``reboot`` and REBOOT recovery both call this. Drivers
+        that can set ``supports_reboot``; the default refuses.
+
+        Raises:
+            DriverError: the driver cannot reboot, or the reboot failed.
+        """
+        raise DriverError(f"profile type {self.profile_type} cannot REBOOT a node")
+
+    def rebuild(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
+        """Rebuild the resource in place (REBUILD recovery); drivers that can override.
+
+        Raises:
+            DriverError: the driver cannot rebuild, or the rebuild failed.
+        """
+        raise DriverError(f"profile type {self.profile_type} cannot REBUILD a node")
+
+    # -- events (LIFECYCLE_EVENTS) ------------------------------------------------------
+
+    def watch(self, ref: ResourceRef) -> bool:
+        """Report this resource's failures to the listeners from now on.
+
+        A resource that has already failed is reported at once. Returns False when
+        the driver sees no events (the default).
+        """
+        return False
+
+    def unwatch(self, node_id: str) -> None:  # noqa: B027 - optional, empty on purpose
+        """Stop reporting events of a node."""
+
+    def add_listener(self, listener: ResourceListener) -> None:
+        """Call ``listener`` for every event of a watched resource (from a driver thread)."""
+        with self._listeners_lock:
+            self._listeners.append(listener)
+
+    def remove_listener(self, listener: ResourceListener) -> None:
+        with self._listeners_lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+    def emit(self, event: ResourceEvent) -> None:
+        """Hand ``event`` to every listener; a failing listener does not stop the others."""
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(event)
+            except Exception:  # a listener bug must not kill the driver's watcher thread
+                log.exception("resource event listener failed")
 
     def discover(self) -> dict[str, CreatedResource]:
         """Resources this driver owns, keyed by node id (used after a crash to find orphans)."""

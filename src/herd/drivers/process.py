@@ -10,54 +10,56 @@ processes again with :meth:`ProcessDriver.discover`.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
+from herd.drivers.base import (
+    CreatedResource,
+    Driver,
+    HealthReport,
+    NodeRequest,
+    ResourceEvent,
+    ResourceRef,
+)
+from herd.drivers.process_group import (
+    leader_alive,
+    leader_present,
+    live_members,
+    process_target,
+    send_signal,
+)
 from herd.drivers.process_spec import (
     PROPERTIES_SCHEMA,
+    expand,
+    health_url_from,
     seconds_value,
     signal_name,
     validate_process_properties,
 )
+from herd.drivers.process_watch import ExitWatcher
 from herd.drivers.procfs import (
     all_pids,
     describe_exit,
     herd_environ,
+    log_tail,
     probe_health,
     read_proc,
 )
 from herd.errors import DriverError, InvalidSpec
 
-_PLACEHOLDER = re.compile(r"\{(name|index|node_id|cluster_id|port)\}")
 _POLL_INTERVAL = 0.05
 _CHECK_TIMEOUT = 2.0
 _KILL_WAIT = 5.0
 _EXITED = "exited"  # sentinel reason, compared by identity
-
-
-def _expand(template: str, values: Mapping[str, str]) -> str:
-    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-
-
-def _log_tail(path: Path, limit: int = 2000) -> str:
-    try:
-        with path.open("rb") as log:
-            log.seek(max(0, log.seek(0, os.SEEK_END) - limit))
-            return log.read().decode(errors="replace").strip()
-    except OSError:
-        return ""
 
 
 class ProcessDriver(Driver):
@@ -69,6 +71,7 @@ class ProcessDriver(Driver):
         "1.0": [{"status": "SUPPORTED", "since": "2025.01"}]
     }
     properties_schema: ClassVar[dict[str, dict[str, Any]]] = PROPERTIES_SCHEMA
+    supports_reboot = True
 
     def __init__(self, data_dir: Path, owner: str = "herd", *, spawn_grace: float = 0.2) -> None:
         """Create a driver keeping logs and state files under ``data_dir/nodes``.
@@ -78,12 +81,14 @@ class ProcessDriver(Driver):
             owner: name mixed into the ``HERD_OWNER`` marker of spawned processes.
             spawn_grace: seconds a process without health URL must survive to count as started.
         """
+        super().__init__()
         self.nodes_dir = Path(data_dir) / "nodes"
         self.owner_marker = f"{owner}@{Path(data_dir).resolve()}"
         self.spawn_grace = spawn_grace
         self._children: dict[int, subprocess.Popen[bytes]] = {}
         self._recent_ports: deque[int] = deque(maxlen=512)
         self._lock = threading.Lock()
+        self._watcher = ExitWatcher(self._process_ended)
 
     # -- validation -------------------------------------------------------------------------
 
@@ -96,8 +101,22 @@ class ProcessDriver(Driver):
 
     def create(self, request: NodeRequest) -> CreatedResource:
         """Spawn the node's process and wait until it is started (and healthy, with a URL)."""
+        return self._spawn(request, self._free_port())
+
+    def reboot(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
+        """Stop the node's process group and start the same command again, on the same port.
+
+        A process that is already gone is simply started. The new process has a new
+        pid (so a new physical id); the node keeps its port, log file and name.
+        """
+        port = ref.data.get("port")
+        self.delete(ref)
+        if not isinstance(port, int) or isinstance(port, bool) or port <= 0:
+            port = self._free_port()
+        return self._spawn(request, port)
+
+    def _spawn(self, request: NodeRequest, port: int) -> CreatedResource:
         props = self.validate_properties(request.properties)
-        port = self._free_port()
         values = {
             "name": request.name,
             "index": str(request.index),
@@ -106,7 +125,7 @@ class ProcessDriver(Driver):
             "port": str(port),
         }
         env = dict(os.environ)
-        env.update({key: _expand(value, values) for key, value in props["env"].items()})
+        env.update({key: expand(value, values) for key, value in props["env"].items()})
         env.update(
             HERD_NODE_ID=request.node_id,
             HERD_NODE_NAME=request.name,
@@ -115,7 +134,7 @@ class ProcessDriver(Driver):
             HERD_NODE_PORT=str(port),
             HERD_OWNER=self.owner_marker,
         )
-        argv = [props["command"], *(_expand(arg, values) for arg in props["args"])]
+        argv = [props["command"], *(expand(arg, values) for arg in props["args"])]
         self.nodes_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.nodes_dir / f"{request.node_id}.log"
         try:
@@ -142,7 +161,7 @@ class ProcessDriver(Driver):
             "start_time": info.start_time if info else 0,
             "port": port,
             "log_path": str(log_path),
-            "health_url": _expand(url, values) if url else None,
+            "health_url": expand(url, values) if url else None,
             "name": request.name,
             "index": request.index,
             "cluster_id": request.cluster_id,
@@ -151,13 +170,13 @@ class ProcessDriver(Driver):
         failure = self._await_start(proc.pid, data["health_url"], props["start_timeout"])
         if failure is not None:
             # The leader is not reaped yet, so its pid and group id cannot have been reused.
-            _send(os.killpg, proc.pid, signal.SIGKILL)
+            send_signal(os.killpg, proc.pid, signal.SIGKILL)
             code = proc.wait()
             with self._lock:
                 self._children.pop(proc.pid, None)
             self._state_path(request.node_id).unlink(missing_ok=True)
             if failure is _EXITED:
-                tail = _log_tail(log_path)
+                tail = log_tail(log_path)
                 failure = f"process {proc.pid} {describe_exit(code)} right after start"
                 failure += f"; log tail:\n{tail}" if tail else "; the log is empty"
             raise DriverError(failure)
@@ -198,7 +217,8 @@ class ProcessDriver(Driver):
 
     def delete(self, ref: ResourceRef) -> None:
         """Stop the process group: stop signal, wait stop_timeout, then SIGKILL. Idempotent."""
-        target = _target(ref)
+        self._watcher.unwatch(ref.node_id)  # an exit we cause is not a failure to report
+        target = process_target(ref)
         if target is not None:
             pid, start_time, pgid = target
             signame = str(ref.properties.get("stop_signal") or "SIGTERM")
@@ -217,60 +237,27 @@ class ProcessDriver(Driver):
         self, node_id: str, pid: int, start_time: int, pgid: int, sig: int, timeout: float
     ) -> None:
         def members() -> list[int]:
-            return self._live_members(pid, start_time, pgid, node_id)
+            return live_members(pid, start_time, pgid, node_id, self.owner_marker)
 
-        if self._leader_present(pid, start_time):
-            _send(os.killpg, pgid, sig)
+        if leader_present(pid, start_time):
+            send_signal(os.killpg, pgid, sig)
             deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and (
-                self._leader_alive(pid, start_time) or members()
-            ):
+            while time.monotonic() < deadline and (leader_alive(pid, start_time) or members()):
                 time.sleep(_POLL_INTERVAL)
-            if self._leader_present(pid, start_time):
-                _send(os.killpg, pgid, signal.SIGKILL)
+            if leader_present(pid, start_time):
+                send_signal(os.killpg, pgid, signal.SIGKILL)
         # Members left behind by a leader that is already gone are matched by environment.
         strays = members()
         for member in strays:
-            _send(os.kill, member, signal.SIGKILL)
+            send_signal(os.kill, member, signal.SIGKILL)
         deadline = time.monotonic() + _KILL_WAIT
         # SIGKILL is asynchronous: return only once nothing of the node runs any more.
-        while self._leader_alive(pid, start_time) or (strays and members()):
+        while leader_alive(pid, start_time) or (strays and members()):
             if time.monotonic() > deadline:
                 raise DriverError(f"process {pid} did not die after SIGKILL", retryable=True)
             time.sleep(_POLL_INTERVAL)
-        if self._leader_present(pid, start_time):
+        if leader_present(pid, start_time):
             self._reap(pid)
-
-    def _leader_present(self, pid: int, start_time: int) -> bool:
-        """The leader exists, alive or as a zombie, so its pid and group id cannot be reused."""
-        info = read_proc(pid)
-        return info is not None and info.start_time == start_time
-
-    def _leader_alive(self, pid: int, start_time: int) -> bool:
-        info = read_proc(pid)
-        return info is not None and info.start_time == start_time and not info.zombie
-
-    def _live_members(self, leader: int, start_time: int, pgid: int, node_id: str) -> list[int]:
-        """Running processes of the node's group other than its leader.
-
-        Members are recognised by the node's environment tags and must have started after
-        the leader, so a foreign process that reused the group id is never included.
-        """
-        members = []
-        for pid in all_pids():
-            info = read_proc(pid)
-            if (
-                info is None
-                or pid == leader
-                or info.pgid != pgid
-                or info.zombie
-                or info.start_time < start_time
-            ):
-                continue
-            env = herd_environ(pid)
-            if env.get("HERD_NODE_ID") == node_id and env.get("HERD_OWNER") == self.owner_marker:
-                members.append(pid)
-        return members
 
     def _reap(self, pid: int) -> int | None:
         """Collect the exit code of a dead child of this process; None when not ours or running."""
@@ -292,7 +279,7 @@ class ProcessDriver(Driver):
 
     def check(self, ref: ResourceRef) -> HealthReport:
         """Healthy when the process (pid + start time) runs and its health URL answers 2xx."""
-        target = _target(ref)
+        target = process_target(ref)
         if target is None:
             return HealthReport(False, "node has no process")
         pid, start_time, _ = target
@@ -303,7 +290,7 @@ class ProcessDriver(Driver):
             code = self._reap(pid)
             detail = f" ({describe_exit(code)})" if code is not None else ""
             return HealthReport(False, f"process {pid} exited{detail}")
-        url = ref.data.get("health_url") or _health_url_from(ref)
+        url = ref.data.get("health_url") or health_url_from(ref)
         if url:
             failure = probe_health(str(url), _CHECK_TIMEOUT)
             if failure is not None:
@@ -320,10 +307,10 @@ class ProcessDriver(Driver):
                     pid, start_time = int(data["pid"]), int(data["start_time"])
                 except (OSError, ValueError, KeyError, TypeError):
                     continue
-                if self._leader_alive(pid, start_time):
+                if leader_alive(pid, start_time):
                     found[path.stem] = CreatedResource(f"{pid}:{start_time}", data)
                 else:
-                    if self._leader_present(pid, start_time):
+                    if leader_present(pid, start_time):
                         self._reap(pid)
                     path.unlink(missing_ok=True)
         # A crash between spawn and the state file leaves a tagged process without a file.
@@ -351,8 +338,30 @@ class ProcessDriver(Driver):
             found[node_id] = CreatedResource(f"{pid}:{info.start_time}", data)
         return found
 
+    # -- events ---------------------------------------------------------------------------
+
+    def watch(self, ref: ResourceRef) -> bool:
+        """Report the node's process ending, at once (a pidfd per process, one thread)."""
+        target = process_target(ref)
+        physical_id = ref.physical_id or ""
+        if target is None:
+            self.emit(ResourceEvent(ref.node_id, physical_id, "node has no process"))
+            return True
+        pid, start_time, _ = target
+        self._watcher.watch(ref.node_id, physical_id or f"{pid}:{start_time}", pid, start_time)
+        return True
+
+    def unwatch(self, node_id: str) -> None:
+        self._watcher.unwatch(node_id)
+
+    def _process_ended(self, node_id: str, physical_id: str, pid: int) -> None:
+        code = self._reap(pid)
+        detail = describe_exit(code) if code is not None else "exited"
+        self.emit(ResourceEvent(node_id, physical_id, f"process {pid} {detail}"))
+
     def close(self) -> None:
-        """Forget child handles; the processes themselves keep running."""
+        """Stop watching and forget child handles; the processes themselves keep running."""
+        self._watcher.close()
         with self._lock:
             self._children.clear()
 
@@ -365,38 +374,3 @@ class ProcessDriver(Driver):
         temp = final.with_name(f".{node_id}.{threading.get_ident()}.tmp")
         temp.write_text(json.dumps({"node_id": node_id, **data}))
         os.replace(temp, final)
-
-
-def _target(ref: ResourceRef) -> tuple[int, int, int] | None:
-    """(pid, start_time, pgid) of a node's process, from its data or its physical id."""
-    try:
-        # The physical id is the node's identity; the data is a fallback for older rows.
-        if ref.physical_id:
-            pid_text, _, start_text = ref.physical_id.partition(":")
-            pid, start_time = int(pid_text), int(start_text)
-        elif "pid" in ref.data and "start_time" in ref.data:
-            pid, start_time = int(ref.data["pid"]), int(ref.data["start_time"])
-        else:
-            return None
-        # Nodes lead their own session, so the group id is the pid; a stored pgid is not trusted.
-        return pid, start_time, pid
-    except (TypeError, ValueError):
-        return None
-
-
-def _health_url_from(ref: ResourceRef) -> str | None:
-    """The profile's health URL expanded from node data (for nodes re-attached by discover)."""
-    template = ref.properties.get("health_url")
-    if not isinstance(template, str) or ref.data.get("port") is None:
-        return None
-    values = {"node_id": ref.node_id}
-    for key in ("name", "index", "cluster_id", "port"):
-        value = ref.data.get(key)
-        values[key] = "" if value is None else str(value)
-    return _expand(template, values)
-
-
-def _send(kill: Callable[[int, int], None], target: int, sig: int) -> None:
-    # The target may exit between our check and the signal; that is the outcome we want.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        kill(target, sig)

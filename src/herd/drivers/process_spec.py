@@ -8,7 +8,10 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
+from herd.drivers.base import ResourceRef
 from herd.errors import InvalidSpec
+
+_PLACEHOLDER = re.compile(r"\{(name|index|node_id|cluster_id|port)\}")
 
 _DEFAULTS: dict[str, Any] = {
     "args": [],
@@ -100,3 +103,20 @@ def validate_process_properties(properties: Mapping[str, Any]) -> dict[str, Any]
         "stop_timeout": seconds_value("stop_timeout", given["stop_timeout"]),
         "start_timeout": seconds_value("start_timeout", given["start_timeout"]),
     }
+
+
+def expand(template: str, values: Mapping[str, str]) -> str:
+    """Replace ``{name}``, ``{index}``, ``{node_id}``, ``{cluster_id}``, ``{port}``."""
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
+
+
+def health_url_from(ref: ResourceRef) -> str | None:
+    """The profile's health URL expanded from node data (for nodes re-attached by discover)."""
+    template = ref.properties.get("health_url")
+    if not isinstance(template, str) or ref.data.get("port") is None:
+        return None
+    values = {"node_id": ref.node_id}
+    for key in ("name", "index", "cluster_id", "port"):
+        value = ref.data.get(key)
+        values[key] = "" if value is None else str(value)
+    return expand(template, values)

@@ -87,3 +87,13 @@ def probe_health(url: str, timeout: float) -> str | None:
     except (OSError, ValueError) as exc:
         return describe_error(exc)
     return None if 200 <= status < 300 else f"HTTP {status}"
+
+
+def log_tail(path: Path, limit: int = 2000) -> str:
+    """The last ``limit`` bytes of a node's log, as text ("" when unreadable)."""
+    try:
+        with path.open("rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - limit))
+            return log.read().decode(errors="replace").strip()
+    except OSError:
+        return ""

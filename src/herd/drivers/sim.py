@@ -4,6 +4,12 @@ Servers are small slotted records in one dict, so 100,000 of them cost a few
 tens of megabytes. Latency is slept outside the lock so that concurrent engine
 workers overlap as they would against a real cloud; failures are drawn from a
 random source that a profile can seed to make a run repeatable.
+
+Failures can be injected: :meth:`SimDriver.break_node` makes a server report
+unhealthy, :meth:`SimDriver.kill_node` makes it vanish ("die"). Both are
+reported at once to listeners of watched servers (LIFECYCLE_EVENTS). REBOOT and
+REBUILD are simulated in place: the server keeps its physical id and is healthy
+again.
 """
 
 from __future__ import annotations
@@ -16,7 +22,14 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
+from herd.drivers.base import (
+    CreatedResource,
+    Driver,
+    HealthReport,
+    NodeRequest,
+    ResourceEvent,
+    ResourceRef,
+)
 from herd.errors import DriverError, InvalidSpec
 
 _DEFAULTS: dict[str, Any] = {
@@ -31,13 +44,15 @@ _DEFAULTS: dict[str, Any] = {
 
 
 class _SimServer:
-    __slots__ = ("broken", "node_id", "region_name", "zone")
+    __slots__ = ("broken", "node_id", "rebooted", "rebuilt", "region_name", "zone")
 
     def __init__(self, node_id: str, zone: str | None, region_name: str | None) -> None:
         self.node_id = node_id
         self.zone = zone
         self.region_name = region_name
         self.broken: str | None = None
+        self.rebooted = 0
+        self.rebuilt = 0
 
     def data(self) -> dict[str, Any]:
         return {"placement": {"zone": self.zone, "region_name": self.region_name}}
@@ -71,13 +86,18 @@ class SimDriver(Driver):
         "seed": {"type": "Integer", "description": "Seed of the failure random source."},
     }
 
+    supports_reboot = True
+    supports_rebuild = True
+
     def __init__(self, *, sleep: Callable[[float], None] = time.sleep) -> None:
         """Create an empty simulated cloud.
 
         Args:
             sleep: how latency is spent (injectable so tests can observe it).
         """
+        super().__init__()
         self._sleep = sleep
+        self._watched: dict[str, str] = {}  # physical id -> node id
         self._servers: dict[str, _SimServer] = {}
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
@@ -137,6 +157,7 @@ class SimDriver(Driver):
                 raise DriverError(f"simulated delete failure of node {ref.node_id}")
             if ref.physical_id is not None:
                 self._servers.pop(ref.physical_id, None)
+                self._watched.pop(ref.physical_id, None)
 
     def check(self, ref: ResourceRef) -> HealthReport:
         """Unhealthy when the server is unknown or was broken with :meth:`break_node`."""
@@ -148,6 +169,69 @@ class SimDriver(Driver):
         if broken is not None:
             return HealthReport(False, broken)
         return HealthReport(True)
+
+    def reboot(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
+        """Simulate a reboot: after ``create_latency`` the same server is healthy again."""
+        return self._restart(ref, request, "rebooted", "REBOOT")
+
+    def rebuild(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
+        """Simulate a rebuild in place: the same server, healthy, its rebuild count raised."""
+        return self._restart(ref, request, "rebuilt", "REBUILD")
+
+    def _restart(
+        self, ref: ResourceRef, request: NodeRequest, counter: str, verb: str
+    ) -> CreatedResource:
+        props = {**_DEFAULTS, **request.properties}
+        if props["create_latency"]:
+            self._sleep(float(props["create_latency"]))
+        with self._lock:
+            server = self._servers.get(ref.physical_id) if ref.physical_id else None
+            if server is None:
+                # A server that is gone cannot be rebooted or rebuilt (RECREATE can help).
+                raise DriverError(f"cannot {verb} simulated server {ref.physical_id}: it is gone")
+            server.broken = None
+            setattr(server, counter, getattr(server, counter) + 1)
+            return CreatedResource(str(ref.physical_id), server.data())
+
+    def restarts(self, physical_id: str) -> tuple[int, int]:
+        """Test hook: (reboots, rebuilds) a server went through."""
+        with self._lock:
+            server = self._servers.get(physical_id)
+            return (server.rebooted, server.rebuilt) if server else (0, 0)
+
+    # -- events -----------------------------------------------------------------------------
+
+    def watch(self, ref: ResourceRef) -> bool:
+        """Report injected failures of this server; one already broken or gone at once."""
+        physical_id = ref.physical_id or ""
+        with self._lock:
+            server = self._servers.get(physical_id) if physical_id else None
+            if server is not None and server.broken is None:
+                self._watched[physical_id] = ref.node_id
+                return True
+        reason = server.broken if server is not None else None
+        self.emit(
+            ResourceEvent(
+                ref.node_id, physical_id, reason or f"simulated server {physical_id} is gone"
+            )
+        )
+        return True
+
+    def unwatch(self, node_id: str) -> None:
+        with self._lock:
+            for physical_id in [p for p, n in self._watched.items() if n == node_id]:
+                del self._watched[physical_id]
+
+    def kill_node(self, physical_id: str, reason: str = "simulated server died") -> bool:
+        """Test hook: the server vanishes as if its host died; False when it is unknown."""
+        with self._lock:
+            server = self._servers.pop(physical_id, None)
+            node_id = self._watched.pop(physical_id, None)
+        if server is None:
+            return False
+        if node_id is not None:
+            self.emit(ResourceEvent(node_id, physical_id, reason))
+        return True
 
     def discover(self) -> dict[str, CreatedResource]:
         """Every server held, keyed by node id."""
@@ -162,7 +246,10 @@ class SimDriver(Driver):
             if server is None:
                 return False
             server.broken = reason
-            return True
+            node_id = self._watched.pop(physical_id, None)
+        if node_id is not None:
+            self.emit(ResourceEvent(node_id, physical_id, reason))
+        return True
 
     def __len__(self) -> int:
         with self._lock:

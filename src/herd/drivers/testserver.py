@@ -4,6 +4,8 @@
 ``/health`` (a JSON body naming the node from its ``HERD_*`` environment) and
 stops cleanly on SIGTERM or SIGINT. With ``--unhealthy-file PATH``, ``/health``
 answers 503 while that file exists, so a test can make a live node unhealthy.
+``POST /control/health`` with ``{"status": 500}`` makes ``/health`` answer that
+status from then on (``{"status": 200}`` or ``null`` restores the normal answer).
 """
 
 from __future__ import annotations
@@ -21,11 +23,16 @@ from types import FrameType
 
 class _Handler(BaseHTTPRequestHandler):
     unhealthy_file: Path | None = None
+    forced_health: dict[str, int] = {}  # replaced by one dict per server in main()
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path not in ("/", "/health"):
             self._answer(404, {"error": "not found"})
+            return
+        forced = self.forced_health.get("status")
+        if path == "/health" and forced is not None:
+            self._answer(forced, {"status": "forced", "code": forced})
             return
         if path == "/health" and self.unhealthy_file is not None and self.unhealthy_file.exists():
             self._answer(503, {"status": "unhealthy"})
@@ -34,6 +41,25 @@ class _Handler(BaseHTTPRequestHandler):
             key[5:].lower(): value for key, value in os.environ.items() if key.startswith("HERD_")
         }
         self._answer(200, {"status": "ok", "pid": os.getpid(), "node": node})
+
+    def do_POST(self) -> None:
+        if self.path.split("?", 1)[0] != "/control/health":
+            self._answer(404, {"error": "not found"})
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+            status = json.loads(self.rfile.read(length) or b"null")
+            status = status.get("status") if isinstance(status, dict) else status
+            if status is not None and not 200 <= int(status) <= 599:
+                raise ValueError(status)
+        except (ValueError, TypeError):
+            self._answer(400, {"error": 'expected {"status": <200..599 or null>}'})
+            return
+        if status is None or int(status) == 200:
+            self.forced_health.pop("status", None)
+        else:
+            self.forced_health["status"] = int(status)
+        self._answer(200, {"health_status": self.forced_health.get("status", 200)})
 
     def _answer(self, status: int, body: dict[str, object]) -> None:
         payload = json.dumps(body).encode()
@@ -56,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unhealthy-file", type=Path, default=None)
     options = parser.parse_args(argv)
 
-    handler = type("Handler", (_Handler,), {"unhealthy_file": options.unhealthy_file})
+    handler = type(
+        "Handler", (_Handler,), {"unhealthy_file": options.unhealthy_file, "forced_health": {}}
+    )
     server = ThreadingHTTPServer((options.host, options.port), handler)
     server.daemon_threads = True
 

@@ -14,6 +14,7 @@ from sqlalchemy import delete, select
 from herd.drivers.base import CreatedResource
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
+from herd.engine.health.recover_node import RecoveryOptions, RecoveryOutcome, apply_recovery
 from herd.store import actions as action_store
 from herd.store import events
 from herd.store.models import ActionRow, NodeLockRow, NodeRow
@@ -41,6 +42,8 @@ class FinishedCall:
     error: str | None
     resource: CreatedResource | None = None
     finished_at: float | None = None  # when the driver call returned (a node's creation time)
+    recovery: RecoveryOutcome | None = None  # NODE_RECOVER: what the recovery did
+    options: RecoveryOptions | None = None  # NODE_RECOVER: how it was asked to recover
 
 
 class NodeResultWriter:
@@ -70,7 +73,9 @@ class NodeResultWriter:
                 child = child_rows.get(item.child_id)
                 node = node_rows.get(item.node_id)
                 verb = ActionName(child.action) if child else ActionName.NODE_DELETE
-                if item.error is None:
+                if verb is ActionName.NODE_RECOVER:
+                    self._recovered(session, ex, node, item, results, child, now)
+                elif item.error is None:
                     results.succeeded.append(item.node_id)
                     reason = self._apply_success(session, ex, verb, node, item, now)
                     _end(child, ActionStatus.SUCCEEDED, reason, now)
@@ -89,6 +94,32 @@ class NodeResultWriter:
             session.execute(
                 delete(NodeLockRow).where(NodeLockRow.action_id.in_([d.child_id for d in done]))
             )
+
+    def _recovered(
+        self,
+        session: Any,
+        ex: ActionExecution,
+        node: NodeRow | None,
+        item: FinishedCall,
+        results: ChildResults,
+        child: ActionRow | None,
+        now: float,
+    ) -> None:
+        outcome = item.recovery or RecoveryOutcome(item.error or "Recovery failed", "nothing done")
+        if node is None:
+            reason = "Node already gone."
+        else:
+            fields = ex.node_event_row(node, "", "")
+            fields["action"] = ActionName.NODE_RECOVER.value
+            options = item.options or RecoveryOptions()
+            reason = apply_recovery(session, node, outcome, options, fields, now)
+            self.ctx.metrics.health_recovered(options.operation.value, outcome.ok)
+        if outcome.ok:
+            results.succeeded.append(item.node_id)
+            _end(child, ActionStatus.SUCCEEDED, reason, now)
+        else:
+            results.failed[item.node_id] = reason
+            _end(child, ActionStatus.FAILED, reason, now)
 
     def _apply_success(
         self,
@@ -142,6 +173,11 @@ class NodeResultWriter:
                         session, child.id, ActionStatus.CANCELLED, "Action execution cancelled", now
                     )
                     session.query(NodeLockRow).filter(NodeLockRow.action_id == child.id).delete()
+                    node = session.get(NodeRow, child.target)
+                    # Not left RECOVERING for good: the health manager checks an ERROR node.
+                    if node is not None and node.status == NodeStatus.RECOVERING.value:
+                        node.status = NodeStatus.ERROR.value
+                        node.status_reason = "Recovery cancelled"
 
 
 def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float) -> None:

@@ -1,7 +1,7 @@
-"""Creating, deleting and releasing many nodes as child actions of one cluster action.
+"""Creating, deleting, releasing and recovering many nodes as child actions of one action.
 
 A parent first *plans*: in one transaction it stores the node rows and one
-child action per node (NODE_CREATE, NODE_DELETE or NODE_LEAVE) linked to it.
+child action per node (NODE_CREATE, NODE_DELETE, NODE_LEAVE or NODE_RECOVER) linked to it.
 It then *runs* the children: driver calls go to a shared thread pool, and their
 results are written back in batches, so 10,000 simulated nodes cost a few
 hundred transactions instead of tens of thousands. Because the plan is stored
@@ -16,29 +16,23 @@ import queue
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 
-from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
+from herd.engine.health.recover_node import mark_recovering
 from herd.engine.hooks import HookWaiter
+from herd.engine.node_calls import NodeTarget, call_driver, load_targets
 from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow, ProfileRow
+from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
 FLUSH_EVERY = 200  # results per transaction at most
 FLUSH_AFTER = 0.25  # seconds a finished result may wait before it is written
-
-
-@dataclass(frozen=True)
-class _Target:
-    node: NodeRow
-    profile: tuple[str, dict[str, Any]] | str  # (profile type, validated properties) or an error
 
 
 def node_name(cluster: ClusterRow, index: int) -> str:
@@ -186,6 +180,44 @@ class NodeOperations:
             HookWaiter(self.ctx).send_all(ex, child_ids, hooks)
         return child_ids
 
+    def plan_recover(
+        self, ex: ActionExecution, inputs_by_node: Mapping[str, Mapping[str, Any]]
+    ) -> list[str]:
+        """Store NODE_RECOVER children, one per node with its inputs; the nodes go RECOVERING.
+
+        Each child holds its node's lock from the start, so nothing else acts on a
+        node while it is being recovered.
+        """
+        now = self.ctx.now()
+        child_ids: list[str] = []
+        with self.ctx.database.write() as session:
+            rows = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(inputs_by_node))))
+            for node in rows.all():
+                child = action_store.new_action(
+                    action=ActionName.NODE_RECOVER,
+                    target=node.id,
+                    cluster_id=node.cluster_id,
+                    project=node.project,
+                    user=ex.user,
+                    cause=ActionCause.DERIVED,
+                    inputs=dict(inputs_by_node[node.id]),
+                    status=ActionStatus.RUNNING,
+                    parent_id=ex.id,
+                    owner=self.ctx.engine_id,
+                    now=now,
+                )
+                session.add(child)
+                action_store.add_dependency(session, child.id, ex.id)
+                mark_recovering(session, node, now)
+                lock = session.get(NodeLockRow, node.id)
+                if lock is None:
+                    session.add(NodeLockRow(node_id=node.id, action_id=child.id, updated_at=now))
+                else:
+                    lock.action_id = child.id
+                    lock.updated_at = now
+                child_ids.append(child.id)
+        return child_ids
+
     # -- running -----------------------------------------------------------------------
 
     def run(self, ex: ActionExecution, child_ids: Sequence[str] | None = None) -> ChildResults:
@@ -202,16 +234,19 @@ class NodeOperations:
             query = select(ActionRow).where(ActionRow.parent_id == ex.id)
             rows = [r for r in session.scalars(query).all() if not child_ids or r.id in child_ids]
         verbs = {r.id: ActionName(r.action) for r in rows}
+        child_inputs = {r.id: dict(r.inputs or {}) for r in rows}
         # READY children were completed through the API before this loop started: they
         # still go through the hook poll, which honours an ABANDON result.
         hook_states = (ActionStatus.WAITING_LIFECYCLE_COMPLETION, ActionStatus.READY)
         waiting = {r.id: r.target for r in rows if r.status in hook_states}
-        targets = self._load_targets(
-            [r.target for r in rows if not ActionStatus(r.status).is_final]
+        targets = load_targets(
+            self.ctx, [r.target for r in rows if not ActionStatus(r.status).is_final]
         )
 
         def start(child_id: str, node_id: str) -> None:
-            future = self._submit(child_id, verbs[child_id], node_id, targets.get(node_id))
+            future = self._submit(
+                child_id, verbs[child_id], node_id, targets.get(node_id), child_inputs[child_id]
+            )
             future.add_done_callback(lambda f: finished.put(f.result()))
             pending[child_id] = future
 
@@ -258,99 +293,27 @@ class NodeOperations:
         self.results.flush(ex, done_buffer, results)
         return results
 
-    def _load_targets(self, node_ids: Sequence[str]) -> dict[str, _Target]:
-        """Node rows and their profiles' validated properties, read in two queries."""
-        if not node_ids:
-            return {}
-        with self.ctx.database.read() as session:
-            nodes = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(node_ids)))).all()
-            profile_ids = {n.profile_id for n in nodes}
-            profiles = {
-                p.id: p
-                for p in session.scalars(
-                    select(ProfileRow).where(ProfileRow.id.in_(profile_ids))
-                ).all()
-            }
-        validated: dict[str, tuple[str, dict[str, Any]] | str] = {}
-        for profile in profiles.values():
-            try:
-                driver = self.ctx.drivers.get(profile.type)
-                validated[profile.id] = (
-                    profile.type,
-                    driver.validate_properties(profile.spec.get("properties", {})),
-                )
-            except HerdError as exc:
-                validated[profile.id] = str(exc)
-        return {n.id: _Target(n, validated.get(n.profile_id, "profile is gone")) for n in nodes}
-
     def _submit(
-        self, child_id: str, verb: ActionName, node_id: str, target: _Target | None
+        self,
+        child_id: str,
+        verb: ActionName,
+        node_id: str,
+        target: NodeTarget | None,
+        inputs: Mapping[str, Any],
     ) -> Future[FinishedCall]:
         if target is None and verb is not ActionName.NODE_LEAVE:
-            target = self._load_targets([node_id]).get(node_id)
+            target = load_targets(self.ctx, [node_id]).get(node_id)
         # Driver calls run in a copy of this context, so their log lines name the action.
         return self.pool.submit(
-            contextvars.copy_context().run, self._call, child_id, verb, node_id, target
+            contextvars.copy_context().run,
+            call_driver,
+            self.ctx,
+            child_id,
+            verb,
+            node_id,
+            target,
+            inputs,
         )
-
-    def _call(
-        self, child_id: str, verb: ActionName, node_id: str, target: _Target | None
-    ) -> FinishedCall:
-        if verb is ActionName.NODE_LEAVE:
-            return FinishedCall(child_id, node_id, None)
-        if target is None:
-            return FinishedCall(
-                child_id,
-                node_id,
-                None if verb is not ActionName.NODE_CREATE else "node disappeared",
-            )
-        if verb is ActionName.NODE_CREATE:
-            return self._create_one(child_id, target)
-        return self._delete_one(child_id, target)
-
-    def _create_one(self, child_id: str, target: _Target) -> FinishedCall:
-        node = target.node
-        if isinstance(target.profile, str):
-            return FinishedCall(child_id, node.id, f"Failed in creating node: {target.profile}")
-        profile_type, properties = target.profile
-        if node.physical_id:  # adopted after an engine restart: the resource already exists
-            return FinishedCall(
-                child_id, node.id, None, CreatedResource(node.physical_id, dict(node.data))
-            )
-        try:
-            request = NodeRequest(
-                node_id=node.id,
-                name=node.name,
-                index=node.index,
-                cluster_id=node.cluster_id,
-                properties=properties,
-                placement=dict((node.data or {}).get("placement") or {}),
-                metadata=dict(node.meta_data or {}),
-            )
-            created = self.ctx.drivers.get(profile_type).create(request)
-            return FinishedCall(child_id, node.id, None, created, self.ctx.now())
-        except HerdError as exc:
-            return FinishedCall(child_id, node.id, f"Failed in creating node: {exc}")
-        except Exception as exc:  # a driver bug must not hang the parent
-            return FinishedCall(child_id, node.id, f"Failed in creating node: {exc!r}")
-
-    def _delete_one(self, child_id: str, target: _Target) -> FinishedCall:
-        node = target.node
-        if not node.physical_id:
-            return FinishedCall(child_id, node.id, None)
-        if isinstance(target.profile, str):
-            return FinishedCall(child_id, node.id, f"Failed in deleting node: {target.profile}")
-        profile_type, properties = target.profile
-        try:
-            ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
-            self.ctx.drivers.get(profile_type).delete(ref)
-            return FinishedCall(child_id, node.id, None)
-        except HerdError as exc:
-            return FinishedCall(child_id, node.id, f"Failed in deleting node: {exc}")
-        except Exception as exc:
-            return FinishedCall(child_id, node.id, f"Failed in deleting node: {exc!r}")
-
-    # -- writing results ---------------------------------------------------------------
 
 
 def _drain(source: queue.SimpleQueue[FinishedCall], timeout: float) -> list[FinishedCall]:

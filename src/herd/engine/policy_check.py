@@ -61,6 +61,7 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
             cause=ex.cause,
             target_node_id=ex.target if not ex.action.is_cluster_action else None,
             max_nodes_per_cluster=ctx.settings.max_nodes_per_cluster,
+            action_id=ex.id,
         ),
     )
     if not outcome.applied:
@@ -68,7 +69,8 @@ def policy_check(ex: ActionExecution, phase: Phase) -> CheckResult:
     ex.data = outcome.data
     ex.notes.update(outcome.notes)
     ex.save_data()
-    if outcome.touched:
+    if outcome.touched or outcome.binding_data:
         with ctx.database.write() as session:
             bindings.touch_last_op(session, outcome.touched, ctx.now())
+            bindings.merge_data(session, outcome.binding_data)
     return CheckResult(outcome.ok, outcome.reason)

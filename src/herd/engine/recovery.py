@@ -163,6 +163,7 @@ def fail_stuck_children(ctx: EngineContext) -> None:
                 if node is not None and node.status in (
                     NodeStatus.CREATING.value,
                     NodeStatus.DELETING.value,
+                    NodeStatus.RECOVERING.value,
                 ):
                     node.status = NodeStatus.ERROR.value
                     node.status_reason = "Interrupted: its action ended before it finished."
@@ -183,7 +184,8 @@ def resume_deletions(ctx: EngineContext) -> dict[str, int]:
     engines were running). What is left: a tombstone whose resource row is gone
     (removed), and a DELETING tombstone whose action ended without finishing the
     deletion (timed out or cancelled): a new delete action is queued for it,
-    since a deletion that was accepted is never silently dropped.
+    since a deletion that was accepted is never silently dropped. A PURGING
+    tombstone whose purge ended unfinished gets a new purge the same way.
     """
     counts = {"resumed": 0, "cleared": 0}
     now = ctx.now()
@@ -195,23 +197,36 @@ def resume_deletions(ctx: EngineContext) -> dict[str, int]:
                 session.delete(tombstone)
                 counts["cleared"] += 1
                 continue
-            if verb is None or tombstone.status != tombstones.TombstoneStatus.DELETING.value:
+            purging = tombstone.status == tombstones.TombstoneStatus.PURGING.value
+            deleting = tombstone.status == tombstones.TombstoneStatus.DELETING.value
+            if purging:
+                verb = ActionName.DELETION_PURGE
+            elif verb is None or not deleting:
                 continue
             action = session.get(ActionRow, tombstone.action_id) if tombstone.action_id else None
             if action is not None and not ActionStatus(action.status).is_final:
                 continue
+            if purging:
+                # The ended purge knew which deletion it was stopping: the new one goes on.
+                inputs = dict(action.inputs) if action is not None else {}
+                inputs.setdefault("resource_type", tombstone.resource_type)
+                cluster_id = None
+            else:
+                inputs = {"force": True}
+                cluster_id = row.id if verb is ActionName.CLUSTER_DELETE else row.cluster_id
             new = action_store.new_action(
                 action=verb,
                 target=row.id,
-                cluster_id=row.id if verb is ActionName.CLUSTER_DELETE else row.cluster_id,
+                cluster_id=cluster_id,
                 project=row.project,
                 user=tombstone.requested_by,
                 cause=ActionCause.RPC,
-                inputs={"force": True},
+                inputs=inputs,
                 now=now,
             )
             session.add(new)
             tombstone.action_id = new.id
+            what = "Purge" if purging else "Deletion"
             events.record(
                 session,
                 otype=tombstone.resource_type.upper(),
@@ -221,7 +236,7 @@ def resume_deletions(ctx: EngineContext) -> dict[str, int]:
                 cluster_id=new.cluster_id,
                 action=verb.value,
                 status="RESUMED",
-                reason="Deletion resumed: its previous action ended before it finished.",
+                reason=f"{what} resumed: its previous action ended before it finished.",
                 level="WARNING",
                 now=now,
             )

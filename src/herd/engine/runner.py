@@ -32,7 +32,10 @@ UNCHECKED = {
     ActionName.CLUSTER_UPDATE_POLICY,
     ActionName.PROFILE_DELETE,
     ActionName.POLICY_DELETE,
+    ActionName.DELETION_PURGE,
 }
+#: actions that take no lock: a purge takes away the locks of the deletion it clears
+LOCK_FREE = {ActionName.DELETION_PURGE}
 
 
 class LockBusy(Exception):
@@ -92,6 +95,8 @@ class ActionRunner:
         return outcome
 
     def _take_locks(self, ex: ActionExecution) -> None:
+        if ex.action in LOCK_FREE:
+            return
         now = self.ctx.now()
         dead_before = self.ctx.dead_before()
         with self.ctx.database.write() as session:
@@ -156,7 +161,7 @@ class ActionRunner:
             locks.release_all(session, ex.id)
             events.record(
                 session,
-                otype="CLUSTER" if ex.action.is_cluster_action else "NODE",
+                otype=_event_type(ex),
                 oid=ex.target,
                 oname=ex.name,
                 project=ex.project,
@@ -174,3 +179,10 @@ class ActionRunner:
             str(rule) for rule in (outputs.get("shrink") or {}).get("rules") or []
         )
         log.info("%s %s: %s", ex.action.value, outcome.status.value, reason)
+
+
+def _event_type(ex: ActionExecution) -> str:
+    """What an action's end event is about: its cluster, node, or purged resource."""
+    if ex.action is ActionName.DELETION_PURGE:
+        return str(ex.inputs.get("resource_type", "cluster")).upper()
+    return "CLUSTER" if ex.action.is_cluster_action else "NODE"

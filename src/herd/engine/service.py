@@ -24,6 +24,7 @@ from sqlalchemy import update
 from herd.config import Settings
 from herd.engine.actions import handler_table
 from herd.engine.context import EngineContext
+from herd.engine.health.manager import HealthManager
 from herd.engine.nodeops import NodeOperations
 from herd.engine.recovery import (
     fail_stuck_children,
@@ -79,6 +80,9 @@ class EngineService:
         self._in_flight = 0
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self.health: HealthManager | None = (
+            HealthManager(self.ctx, self.notify) if settings.health_manager else None
+        )
 
     @property
     def engine_id(self) -> str:
@@ -113,12 +117,16 @@ class EngineService:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
+        if self.health is not None:
+            self.health.start()
 
     def notify(self) -> None:
         """Wake the dispatcher now (the API calls this after storing an action)."""
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
+        if self.health is not None:
+            self.health.stop()
         self._stop.set()
         self._wake.set()
         for thread in self._threads:

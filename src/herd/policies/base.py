@@ -33,6 +33,7 @@ class PolicyContext:
     target_node_id: str | None = None
     last_op: float | None = None  # when this binding last let an action through
     max_nodes_per_cluster: int = 1000
+    action_id: str = ""  # the action being checked (a binding may record who changed it)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class Decision:
     #: what the policy explains about its decision (e.g. each victim's rule); unlike
     #: ``data`` it is not stored as the action's data, whose keys Senlin's spec fixes
     notes: dict[str, Any] = field(default_factory=dict)
+    #: keys the engine merges into the binding's stored ``data`` (visible to the health manager)
+    binding_data: dict[str, Any] | None = None
 
     @classmethod
     def ok(

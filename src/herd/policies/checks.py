@@ -39,6 +39,8 @@ class CheckOutcome:
     failed_policy: str = ""  # the binding that refused, and its own words
     failed_reason: str = ""
     notes: dict[str, Any] = field(default_factory=dict)  # the policies' explanations
+    #: binding id -> keys to merge into that binding's stored data (Decision.binding_data)
+    binding_data: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def run_checks(bound: Sequence[BoundPolicy], request: PolicyContext) -> CheckOutcome:
@@ -64,6 +66,7 @@ def run_checks(bound: Sequence[BoundPolicy], request: PolicyContext) -> CheckOut
     data["reason"] = str(data.get("reason") or "") if request.phase is Phase.AFTER else ""
     touched: list[str] = []
     notes: dict[str, Any] = {}
+    binding_data: dict[str, dict[str, Any]] = {}
     for binding in applicable:
         context = replace(request, data=data, last_op=binding.last_op)
         if request.phase is Phase.BEFORE:
@@ -91,6 +94,8 @@ def run_checks(bound: Sequence[BoundPolicy], request: PolicyContext) -> CheckOut
         data["reason"] = decision.reason or data.get("reason", "")
         if decision.touch_last_op:
             touched.append(binding.binding_id)
+        if decision.binding_data:
+            binding_data[binding.binding_id] = dict(decision.binding_data)
     if not data.get("reason"):
         data["reason"] = "Completed policy checking."
-    return CheckOutcome(True, data, touched=touched, notes=notes)
+    return CheckOutcome(True, data, touched=touched, notes=notes, binding_data=binding_data)

@@ -1,10 +1,12 @@
 """``senlin.policy.health-1.0`` / ``-1.1``: health checks paused while a cluster shrinks.
 
-Kept small on purpose. The spec is validated (detection and recovery as in
-Senlin's two versions); the decision only tells the engine, through
-``data['health'] = {'suspended': True|False}``, to stop health checking before
-membership shrinks and to resume it afterwards, so that members being removed
-are not "recovered" half way. Actual polling and recovery live in the engine.
+The spec is validated (detection and recovery as in Senlin's two versions) and
+read into :class:`HealthSettings`, which the engine's health manager follows.
+The decision itself only pauses checks: before membership shrinks it writes
+``data['health'] = {'suspended': True}`` and asks the engine to store
+``suspended`` (and the action that suspended) on the binding, where the health
+manager sees it; the AFTER check clears it. So members being removed are never
+"recovered" half way. Polling, events and recovery live in ``herd.engine.health``.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from typing import Any, ClassVar
 
 from herd.domain.sizing import parse_resize
 from herd.policies.base import Decision, Policy, PolicyContext
+from herd.policies.health_settings import HealthSettings, read_health_settings
 from herd.policies.spec import Boolean, Field, Integer, List, Map, String, validate_properties
-from herd.types import ActionName, Phase
+from herd.types import ActionName, CheckStatus, Phase
 
 DETECTION_TYPES = (
     "NODE_STATUS_POLLING",
@@ -105,9 +108,15 @@ class HealthPolicy(Policy):
     singleton = True
     targets = frozenset((phase, action) for phase in Phase for action in SHRINK_ACTIONS)
 
+    def __init__(self, properties: Mapping[str, Any]) -> None:
+        super().__init__(properties)
+        self.settings: HealthSettings = read_health_settings(self.properties, properties)
+
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
-        return validate_properties(PROPERTIES_SCHEMA, properties)
+        validated = validate_properties(PROPERTIES_SCHEMA, properties)
+        read_health_settings(validated, properties)  # raises InvalidSpec naming the key
+        return validated
 
     def before(self, ctx: PolicyContext) -> Decision:
         data = dict(ctx.data)
@@ -120,9 +129,13 @@ class HealthPolicy(Policy):
             if not plan.is_shrink:
                 return Decision.ok(data)
         data["health"] = dict(data.get("health") or {}) | {"suspended": True}
-        return Decision.ok(data, "Health checks suspended.")
+        # The manager trusts the flag only while this action runs, so a shrink that fails
+        # (and never reaches its AFTER check) does not stop health checks for good.
+        binding = {"suspended": True, "suspended_by": ctx.action_id, "suspended_at": ctx.now}
+        return Decision(CheckStatus.OK, "Health checks suspended.", data, binding_data=binding)
 
     def after(self, ctx: PolicyContext) -> Decision:
         data = dict(ctx.data)
         data["health"] = dict(data.get("health") or {}) | {"suspended": False}
-        return Decision.ok(data, "Health checks resumed.")
+        binding = {"suspended": False, "suspended_by": None, "resumed_at": ctx.now}
+        return Decision(CheckStatus.OK, "Health checks resumed.", data, binding_data=binding)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -27,3 +28,12 @@ def touch_last_op(session: Session, binding_ids: Sequence[str], now: float) -> N
         session.execute(
             update(BindingRow).where(BindingRow.id.in_(list(binding_ids))).values(last_op=now)
         )
+
+
+def merge_data(session: Session, updates: Mapping[str, Mapping[str, Any]]) -> None:
+    """Merge keys into bindings' stored data (the health policy records its suspension)."""
+    for binding_id, values in updates.items():
+        row = session.get(BindingRow, binding_id)
+        if row is not None:
+            # A new dict: the JSON column only notices a change of object.
+            row.data = {**(row.data or {}), **values}

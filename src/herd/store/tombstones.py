@@ -24,6 +24,8 @@ from herd.store.models import TombstoneRow
 class TombstoneStatus(StrEnum):
     DELETING = "DELETING"
     ERROR = "ERROR"
+    #: an administrator's purge is running (its DELETION_PURGE action is ``action_id``)
+    PURGING = "PURGING"
 
 
 def insert(
@@ -125,6 +127,13 @@ def mark_error(session: Session, resource_type: str, resource_id: str, reason: s
         .values(status=TombstoneStatus.ERROR.value, reason=reason)
         .execution_options(synchronize_session=False)
     )
+
+
+def mark_purging(session: Session, tombstone: TombstoneRow, action_id: str) -> None:
+    """Hand a stuck deletion to the purge action that clears it."""
+    tombstone.status = TombstoneStatus.PURGING.value
+    tombstone.action_id = action_id
+    tombstone.reason = "Purge requested by an administrator."
 
 
 def remove(session: Session, resource_type: str, resource_id: str) -> int:

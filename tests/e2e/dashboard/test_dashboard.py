@@ -214,7 +214,12 @@ def test_deletions_page_and_purge(driver: Any, seeded: Seeded) -> None:
     button.click()
     assert "Confirm purge" in button.text  # a second, deliberate click purges
     button.click()
-    notice = wait_until(driver, lambda d: text_of(d, "#purge-notice"), what="purged")
+    # The API hands the deletion to a DELETION_PURGE action; the page follows it to its end.
+    notice = wait_until(
+        driver,
+        lambda d: "Purged" in text_of(d, "#purge-notice") and text_of(d, "#purge-notice"),
+        what="purged",
+    )
     assert f"Purged cluster {seeded.doomed}" in notice and "regional copies" in notice
     assert seeded.client.get("/v1/deletions").json()["deletions"] == []
     wait_until(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import time
 from pathlib import Path
 
 from sqlalchemy import select
@@ -9,12 +12,14 @@ from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import assert_error, services
 from tests.functional.deletion.conftest import Callers
 from tests.functional.deletion.support import SIM_SPEC, issue_tokens, region_configs
+from tests.waiting import wait_for_action
 
 from herd.api.auth import AGENT_REFUSED
 from herd.config import Settings
 from herd.regions import RegionalCopy
-from herd.store import tombstones
-from herd.store.models import ClusterRow, EventRow, NodeRow
+from herd.store import locks, tombstones
+from herd.store.models import ActionRow, ClusterLockRow, ClusterRow, EngineRow, EventRow, NodeRow
+from herd.types import LockScope
 
 
 def _deleting_cluster(c: Callers) -> tuple[str, str]:
@@ -78,6 +83,26 @@ def test_purge_refusals(callers: Callers) -> None:
     assert c.client.delete("/v1/deletions/thing/x?force=true", headers=c.admin).status_code == 400
 
 
+def _stuck(c: Callers, action_id: str) -> None:
+    """Make a deletion's action look stuck: RUNNING on a live engine that never finishes it."""
+    with services(c.client).database.write() as session:
+        session.add(
+            EngineRow(
+                id="stuck-engine",
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                started_at=time.time(),
+                heartbeat_at=time.time() + 3600,
+            )
+        )
+        action = session.get(ActionRow, action_id)
+        assert action is not None
+        action.status, action.owner = "RUNNING", "stuck-engine"
+        assert locks.acquire_cluster(
+            session, action.target, action.id, LockScope.CLUSTER, time.time(), 0.0
+        )
+
+
 def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_path: Path) -> None:
     configs = region_configs(tmp_path, ("R1", "R2"))
     settings = Settings(
@@ -91,27 +116,79 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
     client = api_client(settings)
     c = Callers(client, issue_tokens(services(client).database))
     cid, action_id = _deleting_cluster(c)
+    _stuck(c, action_id)
     regions = services(client).extra["regions"]
     for backend in regions.backends.values():
         backend.create_from(cid, lambda: RegionalCopy(cid, "c", "p1", 0, "x"), "test")
     r = c.client.delete(f"/v1/deletions/cluster/{cid}?force=true", headers=c.admin)
-    assert r.status_code == 200, r.text
+    assert r.status_code == 202, r.text
     body = r.json()["deletion"]
-    assert body["status"] == "PURGED" and body["resource_id"] == cid
-    assert f"action {action_id} cancelled" in body["cleaned"]
-    assert "regional copies" in body["cleaned"] and "cluster row" in body["cleaned"]
+    assert body["status"] == "PURGING" and body["resource_id"] == cid
+    assert r.headers["Location"] == f"/v1/actions/{body['action']}"
+    # The request only handed the deletion over: nothing is cleaned until the action runs.
+    assert all(b.get(cid) is not None for b in regions.backends.values())
+    (item,) = c.client.get("/v1/deletions", headers=c.admin).json()["deletions"]
+    assert item["status"] == "PURGING" and item["action_id"] == body["action"]
+    again = c.client.delete(f"/v1/deletions/cluster/{cid}?force=true", headers=c.admin)
+    assert_error(
+        again,
+        409,
+        f"The deletion of cluster '{cid}' is already being purged (action {body['action']}).",
+    )
+
+    # An engine runs the purge.
+    engine = Callers(
+        api_client(settings, start_engine=True),
+        {"admin": c.admin, "member": c.member, "agent": c.agent},
+    )
+    purge = wait_for_action(engine.client, body["action"], headers=c.admin)
+    assert purge["action"] == "DELETION_PURGE" and purge["status"] == "SUCCEEDED", purge
+    cleaned = purge["outputs"]["cleaned"]
+    assert f"action {action_id} cancelled" in cleaned
+    assert "regional copies" in cleaned and "cluster row" in cleaned
+    assert "1 member(s) made orphans" in cleaned
     assert all(b.get(cid) is None for b in regions.backends.values())
     assert c.client.get(f"/v1/clusters/{cid}", headers=c.member).status_code == 404
-    assert (
-        c.client.get(f"/v1/actions/{action_id}", headers=c.admin).json()["action"]["status"]
-        == "CANCELLED"
-    )
+    stopped = c.client.get(f"/v1/actions/{action_id}", headers=c.admin).json()["action"]
+    assert stopped["status"] == "CANCELLED"
     assert c.client.get("/v1/deletions", headers=c.admin).json()["deletions"] == []
     member = c.client.get(f"/v1/nodes/{'m' * 36}", headers=c.member).json()["node"]
     assert member["cluster_id"] == ""  # an orphan now, its real resource untouched
     with services(client).database.read() as session:
         (event,) = session.scalars(
-            select(EventRow).where(EventRow.action == "DELETION_PURGE")
+            select(EventRow).where(EventRow.action == "DELETION_PURGE", EventRow.status == "PURGED")
         ).all()
-        assert event.oid == cid and event.status == "PURGED" and event.level == "WARNING"
+        assert event.oid == cid and event.level == "WARNING"
         assert tombstones.list_all(session) == []
+        assert session.get(ClusterLockRow, cid) is None
+
+
+def test_a_purge_that_ended_unfinished_is_resumed(
+    api_client: ApiClientFactory, db_url: str, tmp_path: Path
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        db_url=db_url,
+        run_engine=False,
+        auth="token",
+        deletion_stuck_after=0,
+    )
+    client = api_client(settings)
+    c = Callers(client, issue_tokens(services(client).database))
+    cid, action_id = _deleting_cluster(c)
+    _stuck(c, action_id)
+    r = c.client.delete(f"/v1/deletions/cluster/{cid}?force=true", headers=c.admin)
+    first = r.json()["deletion"]["action"]
+    with services(client).database.write() as session:  # its engine stopped mid-way
+        action = session.get(ActionRow, first)
+        assert action is not None
+        action.status = "CANCELLED"
+    engine = api_client(settings, start_engine=True)  # start-up resumes the purge
+    with services(engine).database.read() as session:
+        resumed = session.scalars(
+            select(ActionRow).where(ActionRow.action == "DELETION_PURGE", ActionRow.id != first)
+        ).one()
+    done = wait_for_action(engine, resumed.id, headers=c.admin)
+    assert done["status"] == "SUCCEEDED", done
+    assert f"action {action_id} cancelled" in done["outputs"]["cleaned"]
+    assert c.client.get("/v1/deletions", headers=c.admin).json()["deletions"] == []

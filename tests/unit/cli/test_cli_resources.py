@@ -126,11 +126,20 @@ def test_deletions_list_and_purge(api: FakeApi, herd: Any) -> None:
         "requested_by": "admin",
     }
     api.on("GET", "/v1/deletions", Answer(200, {"deletions": [row]}))
-    api.on("DELETE", "/v1/deletions/cluster/c1", Answer(204))
+    purging = {"deletion": {**row, "status": "PURGING", "action": "p1"}}
+    api.on(
+        "DELETE",
+        "/v1/deletions/cluster/c1",
+        Answer(202, purging, {"Location": "/v1/actions/p1"}),
+    )
+    done = {"action": {"id": "p1", "status": "SUCCEEDED", "status_reason": "purged"}}
+    api.on("GET", "/v1/actions/p1", Answer(200, done))
     run = herd("deletions", "list")
     assert run.exit_code == 0
     assert "1h02m05s" in run.stdout and "region r2 unreachable" in run.stdout
-    assert herd("deletions", "purge", "cluster", "c1", "--force").exit_code == 0
+    run = herd("deletions", "purge", "cluster", "c1", "--force", "--wait")
+    assert run.exit_code == 0, run.stderr
     assert api.sent("DELETE")[0].query == {"force": ["true"]}
+    assert "PURGING" in run.stdout and "Action p1 SUCCEEDED: purged" in run.stdout
     assert herd("deletions", "purge", "cluster", "c1").exit_code == 0
     assert api.sent("DELETE")[1].query == {}

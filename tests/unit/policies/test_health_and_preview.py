@@ -32,7 +32,14 @@ def test_health_spec_v10_and_v11() -> None:
     p = HealthPolicy(HEALTH)
     assert p.properties["detection"]["options"]["interval"] == 30
     assert p.properties["recovery"]["actions"] == [{"name": "RECREATE", "params": {}}]
-    v11 = {"detection": {"detection_modes": [{"type": "NODE_STATUS_POLL_URL"}], "interval": 120}}
+    v11 = {
+        "detection": {
+            "detection_modes": [
+                {"type": "NODE_STATUS_POLL_URL", "options": {"poll_url": "http://h/{nodename}"}}
+            ],
+            "interval": 120,
+        }
+    }
     assert (
         HealthPolicy(v11).properties["detection"]["detection_modes"][0]["options"]["interval"] == 60
     )
@@ -55,10 +62,14 @@ def test_health_suspends_on_shrink_and_resumes_after(cluster: Cluster, ctx: Ctx)
         assert p.applies_to(action, Phase.BEFORE) and p.applies_to(action, Phase.AFTER)
     before = p.before(ctx(ActionName.CLUSTER_SCALE_IN, cluster(2), data={"deletion": {"count": 1}}))
     assert before.data == {"deletion": {"count": 1}, "health": {"suspended": True}}
+    # The binding carries the suspension (and who suspended) for the health manager.
+    assert before.binding_data is not None and before.binding_data["suspended"] is True
+    assert "suspended_by" in before.binding_data
     after = p.after(
         ctx(ActionName.CLUSTER_SCALE_IN, cluster(2), phase=Phase.AFTER, data=before.data)
     )
     assert after.data["health"] == {"suspended": False}
+    assert after.binding_data is not None and after.binding_data["suspended"] is False
 
 
 def test_health_resize_grow_does_not_suspend(cluster: Cluster, ctx: Ctx) -> None:

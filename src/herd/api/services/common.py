@@ -17,7 +17,10 @@ from herd.store.lookup import Scope, find
 from herd.store.models import ActionRow
 from herd.types import ActionName, ActionStatus
 
-LOCK_BYPASS = frozenset({ActionName.CLUSTER_DELETE, ActionName.NODE_DELETE})
+#: actions stored whatever locks and tombstones say (a delete, or a purge of a stuck one)
+LOCK_BYPASS = frozenset(
+    {ActionName.CLUSTER_DELETE, ActionName.NODE_DELETE, ActionName.DELETION_PURGE}
+)
 
 
 def reject_unknown(data: Mapping[str, Any], allowed: Iterable[str]) -> None:

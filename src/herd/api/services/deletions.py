@@ -11,30 +11,27 @@ see the resource with status DELETING, and a repeated DELETE starts nothing
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, update
+from sqlalchemy import ColumnElement, delete
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.pagination import parse_bool
+from herd.api.services.common import submit
 from herd.errors import Conflict, Forbidden, InvalidRequest, NotFound, ResourceInUse
-from herd.store import events, tombstones
-from herd.store.locks import release_all
+from herd.store import tombstones
 from herd.store.models import (
     ActionRow,
-    BindingRow,
-    ClusterLockRow,
     ClusterRow,
     NodeRow,
     PolicyRow,
     ProfileRow,
     TombstoneRow,
 )
-from herd.types import ActionStatus
+from herd.types import ActionName, ActionStatus
 
 MODELS: dict[str, Any] = {
     "cluster": ClusterRow,
@@ -225,12 +222,6 @@ def _bad_type(kind: str) -> InvalidRequest:
     )
 
 
-@dataclass
-class PurgeResult:
-    tombstone: dict[str, Any]
-    cleaned: list[str]
-
-
 def purge(
     session: Session,
     services: Services,
@@ -238,8 +229,8 @@ def purge(
     kind: str,
     resource_id: str,
     force: str | None,
-) -> PurgeResult:
-    """Clear a stuck deletion after cleaning what can be cleaned, with an event."""
+) -> tuple[dict[str, Any], ActionRow]:
+    """Hand a stuck deletion to a DELETION_PURGE action; return its view and the action."""
     require_admin(ctx)
     if kind not in MODELS:
         raise _bad_type(kind)
@@ -252,6 +243,15 @@ def purge(
     tombstone = tombstones.get(session, kind, resource_id)
     if tombstone is None:
         raise NotFound("deletion", f"{kind}/{resource_id}")
+    if tombstone.status == tombstones.TombstoneStatus.PURGING.value:
+        running = session.get(ActionRow, tombstone.action_id) if tombstone.action_id else None
+        if running is not None and not ActionStatus(running.status).is_final:
+            raise Conflict(
+                f"The deletion of {kind} '{resource_id}' is already being purged "
+                f"(action {running.id}).",
+                resource_type=kind,
+                resource_id=resource_id,
+            )
     now = services.now()
     limit = services.settings.deletion_stuck_after
     age = now - tombstone.deleted_at
@@ -262,66 +262,22 @@ def purge(
             resource_type=kind,
             resource_id=resource_id,
         )
-    view = tombstone_view(tombstone, now)
-    cleaned = _clean(session, services, kind, resource_id, tombstone.action_id, now)
-    row = session.get(MODELS[kind], resource_id)
-    tombstones.remove(session, kind, resource_id)
-    events.record(
+    deletion_action = (
+        tombstone.action_id
+        if tombstone.status != tombstones.TombstoneStatus.PURGING.value
+        else None
+    )
+    action = submit(
         session,
-        otype=kind.upper(),
-        oid=resource_id,
-        oname=getattr(row, "name", "") if row is not None else "",
+        services,
+        ctx,
+        ActionName.DELETION_PURGE,
+        target=resource_id,
+        cluster_id=None,
         project=tombstone.project,
-        user=ctx.user,
-        cluster_id=resource_id if kind == "cluster" else None,
-        action="DELETION_PURGE",
-        status="PURGED",
-        reason=f"Stuck deletion purged by an administrator; cleaned: {', '.join(cleaned)}.",
-        level="WARNING",
-        now=now,
-        meta={"tombstone": view, "cleaned": cleaned},
+        inputs={"resource_type": kind, "deletion_action": deletion_action},
+        check=False,
     )
-    if row is not None:
-        session.delete(row)
-        cleaned.append(f"{kind} row")
-    return PurgeResult(view, cleaned)
-
-
-def _clean(
-    session: Session,
-    services: Services,
-    kind: str,
-    resource_id: str,
-    action_id: str | None,
-    now: float,
-) -> list[str]:
-    """Stop the deletion's action and remove what depends on the resource."""
-    cleaned: list[str] = []
-    action = session.get(ActionRow, action_id) if action_id else None
-    if action is not None and not ActionStatus(action.status).is_final:
-        action.status = ActionStatus.CANCELLED.value
-        action.status_reason = "Cancelled: its deletion was purged by an administrator."
-        action.end_time = action.updated_at = now
-        release_all(session, action.id)
-        cleaned.append(f"action {action.id} cancelled")
-    if kind != "cluster":
-        return cleaned
-    regions = services.extra.get("regions")
-    if regions is not None:
-        error = regions.delete_copies(ClusterRow(id=resource_id))
-        cleaned.append("regional copies" if error is None else f"regional copies failed ({error})")
-    session.execute(delete(BindingRow).where(BindingRow.cluster_id == resource_id))
-    session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == resource_id))
-    # Members become orphan nodes: their real resources may still exist, so their rows stay.
-    orphaned = session.execute(
-        update(NodeRow)
-        .where(NodeRow.cluster_id == resource_id)
-        .values(cluster_id=None, index=-1, status_reason="Its cluster was purged.")
-        .execution_options(synchronize_session=False)
-    )
-    cleaned.append(f"{int(orphaned.rowcount)} member(s) made orphans")  # type: ignore[attr-defined]
-    return cleaned
-
-
-def purge_status(result: PurgeResult) -> dict[str, Any]:
-    return {"deletion": {**result.tombstone, "status": "PURGED", "cleaned": result.cleaned}}
+    view = tombstone_view(tombstone, now)
+    tombstones.mark_purging(session, tombstone, action.id)
+    return {**view, "status": tombstones.TombstoneStatus.PURGING.value, "action": action.id}, action

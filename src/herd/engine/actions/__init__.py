@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from herd.engine.actions.cluster_health import HealthHandlers
 from herd.engine.actions.cluster_lifecycle import LifecycleHandlers
 from herd.engine.actions.cluster_scaling import ScalingHandlers
+from herd.engine.actions.deletion_purge import PurgeHandlers
 from herd.engine.actions.node_actions import NodeHandlers
 from herd.engine.nodeops import NodeOperations
 from herd.engine.runner import Handler
@@ -39,4 +40,5 @@ def handler_table(nodeops: NodeOperations, pool: ThreadPoolExecutor) -> dict[Act
         ActionName.NODE_UPDATE: nodes.update,
         ActionName.NODE_CHECK: nodes.check,
         ActionName.NODE_RECOVER: nodes.recover,
+        ActionName.DELETION_PURGE: PurgeHandlers().purge,
     }

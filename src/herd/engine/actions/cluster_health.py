@@ -13,14 +13,19 @@ from concurrent.futures import ThreadPoolExecutor
 from sqlalchemy import select
 
 from herd.drivers.base import NodeRequest, ResourceRef
-from herd.engine.clusters import eval_status, load_cluster, members
+from herd.engine.clusters import eval_status, load_cluster, members, update_cluster
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution, Outcome
+from herd.engine.health.recover_node import policy_options
 from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
+from herd.store import actions as action_store
 from herd.store import events
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
-from herd.types import HealthStatus, NodeStatus
+from herd.types import ClusterStatus, HealthStatus, NodeStatus
+
+#: members a recovery may act on (the others are being created, changed or removed)
+RECOVERABLE = (NodeStatus.ACTIVE.value, NodeStatus.ERROR.value, NodeStatus.WARNING.value)
 
 
 def _driver_and_ref(
@@ -140,19 +145,53 @@ class HealthHandlers:
         return Outcome.ok(f"Cluster checking completed: {unhealthy} of {len(node_ids)} unhealthy.")
 
     def recover(self, ex: ActionExecution) -> Outcome:
+        """Recover broken members as NODE_RECOVER children, planned first, then run.
+
+        The health manager names the nodes (``inputs.nodes``, with what it detected in
+        ``inputs.detected``); otherwise every member in ERROR or WARNING, or marked
+        CHECK_FAILED, is recovered. The operation is the request's, else the health
+        policy's recovery action, else RECREATE.
+        """
         cluster = load_cluster(ex)
-        if ex.inputs.get("check"):
-            self.check(ex)
-        broken = [
-            n.id
-            for n in members(ex, cluster.id)
-            if n.status in (NodeStatus.ERROR.value, NodeStatus.WARNING.value)
-            or n.health == HealthStatus.CHECK_FAILED.value
-        ]
-        errors = [e for e in self.pool.map(lambda n: recover_node(ex, n), broken) if e]
+        with ex.ctx.database.read() as session:
+            resumed = bool(action_store.children(session, ex.id))
+            base = policy_options(ex.ctx, session, cluster.id)
+        if not resumed:
+            if ex.inputs.get("check"):
+                self.check(ex)
+            current = members(ex, cluster.id)
+            requested = ex.inputs.get("nodes")
+            if requested is not None:
+                wanted = {str(n) for n in requested}
+                targets = [n for n in current if n.id in wanted and n.status in RECOVERABLE]
+            else:
+                targets = [
+                    n
+                    for n in current
+                    if n.status in (NodeStatus.ERROR.value, NodeStatus.WARNING.value)
+                    or n.health == HealthStatus.CHECK_FAILED.value
+                ]
+            options = base.merged(ex.inputs).to_inputs()
+            detected = dict(ex.inputs.get("detected") or {})
+            plan = {
+                n.id: {**options, **({"detected": detected[n.id]} if n.id in detected else {})}
+                for n in targets
+            }
+            if plan:
+                update_cluster(
+                    ex,
+                    cluster.id,
+                    status=ClusterStatus.RECOVERING.value,
+                    status_reason="Cluster recovery started.",
+                )
+                self.nodeops.plan_recover(ex, plan)
+        results = self.nodeops.run(ex)
+        ex.outputs["nodes_recovered"] = sorted(results.succeeded)
+        if results.failed:
+            ex.outputs["nodes_failed"] = dict(sorted(results.failed.items()))
         eval_status(ex, cluster.id)
-        if errors:
-            return Outcome.failed("Failed in recovering nodes: " + "; ".join(errors))
+        if not results.ok:
+            return Outcome.failed("Failed in recovering nodes: " + results.reason())
         return Outcome.ok("Cluster recovery succeeded.")
 
     def replace_unhealthy(self, ex: ActionExecution) -> Outcome:

@@ -5,11 +5,21 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from herd.domain.sizing import SizeBounds, check_size_params
+from herd.drivers.base import ResourceRef
 from herd.engine.actions.cluster_health import check_node, recover_node
 from herd.engine.actions.removal import removal_plan, remove_nodes
 from herd.engine.clusters import eval_status, load_cluster
 from herd.engine.execution import ActionExecution, Outcome
+from herd.engine.health.recover_node import (
+    RecoveryOutcome,
+    apply_recovery,
+    mark_recovering,
+    policy_options,
+    recover_resource,
+)
+from herd.engine.node_calls import node_request
 from herd.engine.nodeops import NodeOperations
+from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import tombstones
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
@@ -158,15 +168,37 @@ class NodeHandlers:
         return Outcome.ok("Node check succeeded." if healthy else f"Node check failed: {reason}")
 
     def recover(self, ex: ActionExecution) -> Outcome:
+        """NODE_RECOVER through the API: the same recovery as a CLUSTER_RECOVER child."""
         if ex.inputs.get("check"):
             healthy, _ = check_node(ex, ex.target)
             if healthy:
                 return Outcome.ok("Node is healthy; no recovery needed.")
-        error = recover_node(ex, ex.target)
-        node = _node(ex)
-        if node is not None and node.cluster_id:
+        ctx = ex.ctx
+        with ctx.database.write() as session:
+            node = session.get(NodeRow, ex.target)
+            profile = session.get(ProfileRow, node.profile_id) if node else None
+            if node is None or profile is None:
+                return Outcome.failed(f"The node '{ex.target}' could not be found.")
+            options = policy_options(ctx, session, node.cluster_id).merged(ex.inputs)
+            mark_recovering(session, node, ctx.now())
+        try:
+            driver = ctx.drivers.get(profile.type)
+            properties = driver.validate_properties(profile.spec.get("properties", {}))
+            ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+            outcome = recover_resource(driver, ref, node_request(node, properties), options)
+        except HerdError as exc:
+            outcome = RecoveryOutcome(f"Recovery failed: {exc}", "nothing done")
+        with ctx.database.write() as session:
+            row = session.get(NodeRow, ex.target)
+            if row is None:
+                return Outcome.failed("Node disappeared during its recovery.")
+            reason = apply_recovery(
+                session, row, outcome, options, ex.node_event_row(row, "", ""), ctx.now()
+            )
+        ctx.metrics.health_recovered(options.operation.value, outcome.ok)
+        if node.cluster_id:
             eval_status(ex, node.cluster_id)
-        return Outcome.failed(error) if error else Outcome.ok("Node recovered successfully.")
+        return Outcome.ok(reason) if outcome.ok else Outcome.failed(reason)
 
     def replace_nodes(self, ex: ActionExecution) -> Outcome:
         """Swap members for orphan nodes: the new node takes the old one's index."""

@@ -55,6 +55,19 @@ export async function api(method, path, body) {
 
 export const get = (path) => api("GET", path);
 
+const FINAL = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
+
+// The action once it has ended (polled every half second; gives up after `seconds`).
+export async function actionEnded(actionId, seconds = 120) {
+  const until = Date.now() + seconds * 1000;
+  for (;;) {
+    const { action } = await get(`/v1/actions/${encodeURIComponent(actionId)}`);
+    if (FINAL.has(action.status)) return action;
+    if (Date.now() > until) throw new ApiError(504, `Action ${actionId} did not end in ${seconds}s.`, "Timeout");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 export function query(params) {
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) {

@@ -1,7 +1,7 @@
 // Deletions in progress: tombstones with their age, the regions still holding copies,
 // and the administrators' purge (DELETE /v1/deletions/<type>/<id>?force=true).
 
-import { ApiError, api, get } from "../api.js";
+import { ApiError, actionEnded, api, get } from "../api.js";
 import { badge, duration, fill, fillIfChanged, h, table } from "../dom.js";
 
 export function deletionsView() {
@@ -22,8 +22,16 @@ export function deletionsView() {
     }
     button.disabled = true;
     try {
+      // The API hands the deletion to a DELETION_PURGE action (202); the page follows it.
       const answer = await api("DELETE", `/v1/deletions/${encodeURIComponent(item.resource_type)}/${encodeURIComponent(item.resource_id)}?force=true`);
-      say(`Purged ${item.resource_type} ${item.resource_id}: ${answer.deletion.cleaned.join("; ")}.`, false);
+      say(`Purging ${item.resource_type} ${item.resource_id}: action ${answer.deletion.action}…`, false);
+      await refresh();
+      const action = await actionEnded(answer.deletion.action);
+      if (action.status === "SUCCEEDED") {
+        say(`Purged ${item.resource_type} ${item.resource_id}: ${action.outputs.cleaned.join("; ")}.`, false);
+      } else {
+        say(`The purge of ${item.resource_type} ${item.resource_id} ended ${action.status}: ${action.status_reason}`, true);
+      }
       await refresh();
     } catch (failure) {
       if (!(failure instanceof ApiError)) throw failure;

@@ -3,11 +3,17 @@
 import { get, query } from "../api.js";
 import { badge, fill, fillIfChanged, h, short, table, time } from "../dom.js";
 
+// HEALTH_* are the health manager's own events (docs/health.md): what a check found, the
+// recovery it started, and a recovery deferred by back-off.
 const HEALTH_ACTIONS = [
   "NODE_CHECK", "CLUSTER_CHECK", "NODE_RECOVER", "CLUSTER_RECOVER", "NODE_MARK_UNHEALTHY",
-  "NODE_MARK_HEALTHY", "CLUSTER_REPLACE_UNHEALTHY",
+  "NODE_MARK_HEALTHY", "CLUSTER_REPLACE_UNHEALTHY", "HEALTH_CHECK", "HEALTH_RECOVERY",
+  "HEALTH_BACKOFF",
 ];
-const RECOVERIES = new Set(["NODE_RECOVER", "CLUSTER_RECOVER", "CLUSTER_REPLACE_UNHEALTHY", "NODE_MARK_HEALTHY"]);
+const RECOVERIES = new Set([
+  "NODE_RECOVER", "CLUSTER_RECOVER", "CLUSTER_REPLACE_UNHEALTHY", "NODE_MARK_HEALTHY",
+  "HEALTH_RECOVERY", "HEALTH_BACKOFF",
+]);
 
 export function isDetection(event) {
   if (event.status === "CHECK_FAILED" || event.action === "NODE_MARK_UNHEALTHY") return true;

@@ -1,0 +1,20 @@
+"""``GET /v1/clusters/<id>/health`` (herd's addition): the health manager's view of a cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from herd.api.auth import Context
+from herd.api.deps import ServicesDep
+from herd.api.services.cluster_health import cluster_health
+
+router = APIRouter(prefix="/v1/clusters", tags=["cluster health"])
+
+
+@router.get("/{cluster_id}/health")
+def get_cluster_health(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    """Last check per member, failures, recoveries and back-off; the lease holder."""
+    with services.database.read() as session:
+        return cluster_health(session, services, ctx, cluster_id)

@@ -1,0 +1,87 @@
+"""``herd cluster health <cluster>``: the health manager's view of a cluster.
+
+Joins ``herd cluster`` (the ``app`` of :mod:`herd.cli.clusters`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from herd.cli.client import path
+from herd.cli.clusters import app
+from herd.cli.common import get_state
+from herd.cli.output import Column, print_json, print_record, print_table
+
+__all__ = ["app"]
+
+
+def _check(row: Any) -> str:
+    result = row.get("last_check_result")
+    if not result:
+        return "never checked"
+    mode = row.get("last_check_mode") or ""
+    return f"{result} ({mode})" if mode else str(result)
+
+
+def _reason(row: Any) -> str:
+    """The check's reason without the mode, which the 'last check' column shows."""
+    reason = str(row.get("last_check_reason") or "")
+    mode = row.get("last_check_mode") or ""
+    prefix = f"{mode}: "
+    return reason[len(prefix) :] if mode and reason.startswith(prefix) else reason
+
+
+def _recoveries(row: Any) -> str:
+    total, streak = row.get("recoveries") or 0, row.get("recoveries_in_a_row") or 0
+    return f"{total} ({streak} in a row)" if streak else str(total)
+
+
+HEALTH_COLUMNS = [
+    Column("name", "name"),
+    Column("index", "index"),
+    Column("status", "status"),
+    Column("checked_at", "last_checked_at"),
+    Column("last check", _check),
+    Column("reason", _reason),
+    Column("failures", "failures"),
+    Column("recoveries", _recoveries),
+    Column("last recovery", "last_recovery_result"),
+    Column("backoff_until", "backoff_until"),
+]
+
+
+def _summary(body: dict[str, Any]) -> dict[str, Any]:
+    policy = body.get("policy") or {}
+    lease = body.get("lease") or {}
+    summary = body.get("summary") or {}
+    return {
+        "cluster": f"{body.get('cluster_name')} ({body.get('cluster_id')})",
+        "status": body.get("status"),
+        "checking": body.get("checking"),
+        "suspended_by": body.get("suspended_by"),
+        "policy": policy.get("name"),
+        "detection_modes": ", ".join(policy.get("detection_modes") or []),
+        "interval": policy.get("interval"),
+        "recovery": policy.get("recovery_action"),
+        "lease_engine": lease.get("engine_id"),
+        "lease_renewed_at": lease.get("renewed_at"),
+        "members": summary.get("members"),
+        "unhealthy": summary.get("unhealthy"),
+        "recoveries": summary.get("recoveries"),
+        "in_backoff": summary.get("in_backoff"),
+    }
+
+
+@app.command("health")
+def health(ctx: typer.Context, cluster: str) -> None:
+    """Last health check per member, failures, recoveries and back-off (herd addition)."""
+    state = get_state(ctx)
+    body = state.client.get(path("clusters", cluster, "health")).body
+    if state.json:
+        print_json(body)
+        return
+    view = body.get("cluster_health", body)
+    print_record(_summary(view), title="cluster health")
+    print_table(view.get("members", []), HEALTH_COLUMNS, full_id=state.full_id, title="members")

@@ -1,0 +1,125 @@
+"""DELETION_PURGE (herd): an administrator clears a deletion that is stuck.
+
+The API only checks the request and hands the tombstone to this action
+(status PURGING), so the request transaction never waits on regional stores.
+The action stops the stuck deletion (its action and children are cancelled
+and their locks released), deletes the regional copies of a cluster, turns its
+members into orphans (their real resources may still exist, so their rows
+stay), and removes the resource row with its tombstone. Each step is
+idempotent, so a purge resumed after an engine stopped simply runs again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, update
+from sqlalchemy.orm import Session
+
+from herd.engine.execution import ActionExecution, Outcome
+from herd.store import actions as action_store
+from herd.store import events, tombstones
+from herd.store.locks import release_all
+from herd.store.models import (
+    ActionRow,
+    BindingRow,
+    ClusterLockRow,
+    ClusterRow,
+    NodeRow,
+    PolicyRow,
+    ProfileRow,
+)
+from herd.types import ActionStatus
+
+MODELS: dict[str, Any] = {
+    "cluster": ClusterRow,
+    "node": NodeRow,
+    "profile": ProfileRow,
+    "policy": PolicyRow,
+}
+PURGED = "Cancelled: its deletion was purged by an administrator."
+
+
+def _cancel(session: Session, action: ActionRow, now: float) -> None:
+    action.status = ActionStatus.CANCELLED.value
+    action.status_reason = PURGED
+    action.control = "CANCEL"  # a runner still holding it stops at its next check
+    action.end_time = action.updated_at = now
+    release_all(session, action.id)
+
+
+def _stop_deletion(session: Session, action_id: str | None, now: float) -> list[str]:
+    """Cancel the stuck deletion's action and its unfinished children; release their locks."""
+    action = session.get(ActionRow, action_id) if action_id else None
+    if action is None:
+        return []
+    cleaned = []
+    if not ActionStatus(action.status).is_final:
+        _cancel(session, action, now)
+        cleaned.append(f"action {action.id} cancelled")
+    children = [
+        child
+        for child in action_store.children(session, action.id)
+        if not ActionStatus(child.status).is_final
+    ]
+    for child in children:
+        _cancel(session, child, now)
+    if children:
+        cleaned.append(f"{len(children)} child action(s) cancelled")
+    return cleaned
+
+
+def _detach_cluster(session: Session, cluster_id: str) -> list[str]:
+    session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster_id))
+    session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster_id))
+    orphaned = session.execute(
+        update(NodeRow)
+        .where(NodeRow.cluster_id == cluster_id)
+        .values(cluster_id=None, index=-1, status_reason="Its cluster was purged.")
+        .execution_options(synchronize_session=False)
+    )
+    return [f"{int(orphaned.rowcount)} member(s) made orphans"]  # type: ignore[attr-defined]
+
+
+class PurgeHandlers:
+    def purge(self, ex: ActionExecution) -> Outcome:
+        """Clear the deletion of ``ex.inputs['resource_type']`` ``ex.target``."""
+        kind = str(ex.inputs.get("resource_type", ""))
+        model = MODELS.get(kind)
+        if model is None:
+            return Outcome.failed(f"Cannot purge a deletion of '{kind}'.")
+        resource_id, ctx = ex.target, ex.ctx
+        with ctx.database.write() as session:
+            cleaned = _stop_deletion(session, ex.inputs.get("deletion_action"), ctx.now())
+        if kind == "cluster" and ctx.regions_delete is not None:
+            # Outside any transaction: the regional stores may be slow or down.
+            error = ctx.regions_delete(ClusterRow(id=resource_id))
+            cleaned.append(
+                "regional copies" if error is None else f"regional copies failed ({error})"
+            )
+        with ctx.database.write() as session:
+            if kind == "cluster":
+                cleaned += _detach_cluster(session, resource_id)
+            row = session.get(model, resource_id)
+            tombstone = tombstones.get(session, kind, resource_id)
+            events.record(
+                session,
+                otype=kind.upper(),
+                oid=resource_id,
+                oname=getattr(row, "name", "") if row is not None else "",
+                project=tombstone.project if tombstone is not None else ex.project,
+                user=ex.user,
+                cluster_id=resource_id if kind == "cluster" else None,
+                action=ex.action.value,
+                status="PURGED",
+                reason=f"Stuck deletion purged by an administrator; cleaned: {', '.join(cleaned)}.",
+                level="WARNING",
+                now=ctx.now(),
+                meta={"cleaned": cleaned},
+            )
+            tombstones.remove(session, kind, resource_id)
+            if row is not None:
+                session.delete(row)
+                cleaned.append(f"{kind} row")
+        ex.outputs["cleaned"] = cleaned
+        return Outcome.ok(f"Deletion of {kind} '{resource_id}' purged.", cleaned=cleaned)

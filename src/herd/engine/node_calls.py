@@ -1,0 +1,149 @@
+"""One node child action's driver call: create, delete or recover one node's resource.
+
+:func:`load_targets` reads the nodes and their profiles' validated properties in
+two queries; :func:`call_driver` runs on the node pool and never raises: a failed
+call is a :class:`FinishedCall` with the reason, which ``node_results`` writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
+from herd.engine.context import EngineContext
+from herd.engine.health.recover_node import RecoveryOptions, recover_resource
+from herd.engine.node_results import FinishedCall
+from herd.errors import HerdError
+from herd.store.models import NodeRow, ProfileRow
+from herd.types import ActionName
+
+
+@dataclass(frozen=True)
+class NodeTarget:
+    node: NodeRow
+    profile: tuple[str, dict[str, Any]] | str  # (profile type, validated properties) or an error
+
+
+def node_request(node: NodeRow, properties: Mapping[str, Any]) -> NodeRequest:
+    """What a driver needs to create (or re-create) this node's resource."""
+    return NodeRequest(
+        node_id=node.id,
+        name=node.name,
+        index=node.index,
+        cluster_id=node.cluster_id,
+        properties=properties,
+        placement=dict((node.data or {}).get("placement") or {}),
+        metadata=dict(node.meta_data or {}),
+    )
+
+
+def load_targets(ctx: EngineContext, node_ids: Sequence[str]) -> dict[str, NodeTarget]:
+    """Node rows and their profiles' validated properties, read in two queries."""
+    if not node_ids:
+        return {}
+    with ctx.database.read() as session:
+        nodes = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(node_ids)))).all()
+        profile_ids = {n.profile_id for n in nodes}
+        profiles = {
+            p.id: p
+            for p in session.scalars(select(ProfileRow).where(ProfileRow.id.in_(profile_ids))).all()
+        }
+    validated: dict[str, tuple[str, dict[str, Any]] | str] = {}
+    for profile in profiles.values():
+        try:
+            driver = ctx.drivers.get(profile.type)
+            validated[profile.id] = (
+                profile.type,
+                driver.validate_properties(profile.spec.get("properties", {})),
+            )
+        except HerdError as exc:
+            validated[profile.id] = str(exc)
+    return {n.id: NodeTarget(n, validated.get(n.profile_id, "profile is gone")) for n in nodes}
+
+
+def call_driver(
+    ctx: EngineContext,
+    child_id: str,
+    verb: ActionName,
+    node_id: str,
+    target: NodeTarget | None,
+    inputs: Mapping[str, Any],
+) -> FinishedCall:
+    """Run one child's driver call; its outcome, never an exception."""
+    if verb is ActionName.NODE_LEAVE:
+        return FinishedCall(child_id, node_id, None)
+    if target is None:
+        return FinishedCall(
+            child_id,
+            node_id,
+            None if verb is not ActionName.NODE_CREATE else "node disappeared",
+        )
+    if verb is ActionName.NODE_CREATE:
+        return _create_one(ctx, child_id, target)
+    if verb is ActionName.NODE_RECOVER:
+        return _recover_one(ctx, child_id, target, inputs)
+    return _delete_one(ctx, child_id, target)
+
+
+def _create_one(ctx: EngineContext, child_id: str, target: NodeTarget) -> FinishedCall:
+    node = target.node
+    if isinstance(target.profile, str):
+        return FinishedCall(child_id, node.id, f"Failed in creating node: {target.profile}")
+    profile_type, properties = target.profile
+    if node.physical_id:  # adopted after an engine restart: the resource already exists
+        return FinishedCall(
+            child_id, node.id, None, CreatedResource(node.physical_id, dict(node.data))
+        )
+    try:
+        request = node_request(node, properties)
+        created = ctx.drivers.get(profile_type).create(request)
+        return FinishedCall(child_id, node.id, None, created, ctx.now())
+    except HerdError as exc:
+        return FinishedCall(child_id, node.id, f"Failed in creating node: {exc}")
+    except Exception as exc:  # a driver bug must not hang the parent
+        return FinishedCall(child_id, node.id, f"Failed in creating node: {exc!r}")
+
+
+def _recover_one(
+    ctx: EngineContext, child_id: str, target: NodeTarget, inputs: Mapping[str, Any]
+) -> FinishedCall:
+    node = target.node
+    options = RecoveryOptions().merged(inputs)
+    if isinstance(target.profile, str):
+        error = f"Recovery failed: {target.profile}"
+        return FinishedCall(child_id, node.id, error, options=options)
+    profile_type, properties = target.profile
+    ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+    outcome = recover_resource(
+        ctx.drivers.get(profile_type), ref, node_request(node, properties), options
+    )
+    return FinishedCall(
+        child_id,
+        node.id,
+        outcome.error,
+        outcome.resource,
+        ctx.now(),
+        recovery=outcome,
+        options=options,
+    )
+
+
+def _delete_one(ctx: EngineContext, child_id: str, target: NodeTarget) -> FinishedCall:
+    node = target.node
+    if not node.physical_id:
+        return FinishedCall(child_id, node.id, None)
+    if isinstance(target.profile, str):
+        return FinishedCall(child_id, node.id, f"Failed in deleting node: {target.profile}")
+    profile_type, properties = target.profile
+    try:
+        ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+        ctx.drivers.get(profile_type).delete(ref)
+        return FinishedCall(child_id, node.id, None)
+    except HerdError as exc:
+        return FinishedCall(child_id, node.id, f"Failed in deleting node: {exc}")
+    except Exception as exc:
+        return FinishedCall(child_id, node.id, f"Failed in deleting node: {exc!r}")
