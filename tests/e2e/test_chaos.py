@@ -218,7 +218,8 @@ class Chaos:
             actions: list[dict[str, Any]] = wait_for(all_ended, SETTLE_SECONDS, interval=0.5)
         except AssertionError:
             open_ = [a for a in _list(self.client, "actions") if a["status"] not in FINAL]
-            raise AssertionError(f"actions still open: {json.dumps(open_, indent=1)[:3000]}")
+            text = json.dumps(open_, indent=1)[:3000]
+            raise AssertionError(f"actions still open: {text}") from None
         self.figures.settle_seconds = round(time.monotonic() - started, 1)
         self.figures.actions = len(actions)
         self.figures.nodes_created = sum(1 for a in actions if a["action"] == "NODE_CREATE")
