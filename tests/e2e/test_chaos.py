@@ -72,6 +72,7 @@ class Figures:
     settle_seconds: float = 0.0
     actions: int = 0
     nodes_created: int = 0
+    resumed: int = 0  # actions a surviving or restarted engine took over from a killed one
     rounds: int = 0
 
 
@@ -224,6 +225,8 @@ class Chaos:
         self.figures.actions = len(actions)
         self.figures.nodes_created = sum(1 for a in actions if a["action"] == "NODE_CREATE")
         self.figures.rounds = min(len(c.asked) for c in self.clusters)
+        warnings = _list(self.client, "events", level="WARNING")
+        self.figures.resumed = sum(1 for e in warnings if e["status"] == "RESUMED")
         return actions
 
     def check_actions(self, actions: list[dict[str, Any]]) -> None:
@@ -289,6 +292,7 @@ def test_chaos_kill9_engines_while_clusters_scale(tmp_path: Path, pg_server: PgS
         chaos.run()
         actions = chaos.settle()
         print(f"CHAOS figures {json.dumps(chaos.figures.__dict__)}")
+        assert chaos.figures.kills > 0 and chaos.figures.rounds > 1, chaos.figures
         chaos.check_actions(actions)
         chaos.check_members()
         chaos.check_processes()
