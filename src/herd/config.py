@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     max_nodes_per_cluster: int = 100_000
     lock_retry_times: int = 3
     lock_retry_interval: float = 1.0
+    #: the ``signal`` operation may send SIGKILL and SIGSTOP (refused by default)
+    allow_uncatchable_signals: bool = False
 
     #: run the health manager in every engine (it checks clusters that have a health policy)
     health_manager: bool = True

@@ -17,14 +17,18 @@ from fastapi import Depends, FastAPI
 
 from herd.api import errors, input_guard
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
+from herd.api.head import HeadAsGetMiddleware
+from herd.api.heartbeat import ApiHeartbeat
 from herd.api.metrics import install_metrics
 from herd.api.microversion import MicroversionMiddleware
 from herd.api.openapi import install_openapi
 from herd.api.request_id import RequestIdMiddleware
 from herd.api.routers import (
     actions,
+    adopt,
     cluster_actions,
     cluster_health,
+    cluster_metadata,
     cluster_policies,
     clusters,
     deletions,
@@ -32,12 +36,14 @@ from herd.api.routers import (
     health,
     member_health,
     nodes,
+    operations,
     profiles,
     relocation,
     types,
     versions,
 )
 from herd.api.routers import policies as policy_routes
+from herd.api.routers import services as service_routes
 from herd.api.ui import install_ui
 from herd.config import Settings
 from herd.store.database import Database
@@ -111,8 +117,11 @@ def create_app(
         # The API purges copies of stuck deletions; the engine deletes copies in CLUSTER_DELETE.
         services.extra["regions"] = regions
 
+    heartbeat = ApiHeartbeat(settings, db, services.clock)
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        heartbeat.start()
         if run_engine:
             from herd.engine.service import EngineService
 
@@ -132,6 +141,7 @@ def create_app(
             if services.engine is not None:
                 services.engine.stop()
                 services.engine = None
+            heartbeat.stop()
             if owns_regions and regions is not None:
                 regions.close()
             if owns_database:
@@ -148,6 +158,7 @@ def create_app(
     app.state.herd = services
     errors.install(app)
     app.add_middleware(MicroversionMiddleware)
+    app.add_middleware(HeadAsGetMiddleware)
     for module in (
         versions,
         health,
@@ -163,6 +174,10 @@ def create_app(
         actions,
         events,
         deletions,
+        service_routes,
+        adopt,
+        cluster_metadata,
+        operations,
         relocation,
     ):
         app.include_router(module.router)

@@ -26,6 +26,12 @@ class FeatureNotSupported(errors.Conflict):
     code = "FeatureNotSupported"
 
 
+class ActionImmutable(errors.Conflict):
+    """Senlin's ActionImmutable (409): the action has ended and cannot be changed."""
+
+    code = "ActionImmutable"
+
+
 class NodeNotOrphan(errors.Conflict):
     code = "NodeNotOrphan"
 

@@ -80,9 +80,9 @@ def negotiate(header_value: str | None) -> APIVersion:
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise VersionError(
             406,
-            f"Version '{version}' is not supported by the API. Minimum is '{MIN_VERSION}' "
+            f"Version '{requested}' is not supported by the API. Minimum is '{MIN_VERSION}' "
             f"and maximum is '{MAX_VERSION}'.",
-            "NotAcceptable",
+            "InvalidGlobalAPIVersion",
         )
     return version
 

@@ -91,7 +91,9 @@ def run_iallocator(argv: list[str]) -> int:
     """
     parser = _parser()
     try:
-        args, unknown = parser.parse_known_args(argv)
+        # Intermixed, so that options may follow a sub-command:
+        # ``check --ignore-soft-errors REQ ANS``.
+        args, unknown = parser.parse_known_intermixed_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
     # Ganeti passes cluster-wide iallocator params as --k=v; ignore unknown ones.
@@ -123,7 +125,9 @@ def _check(request_path: str, answer_path: str, options: PlannerOptions) -> int:
         answer = json.loads(open(answer_path, encoding="utf-8").read())  # noqa: SIM115
     except (OSError, ValueError) as exc:
         raise MalformedRequest(f"cannot read answer {answer_path}: {exc}") from exc
-    report = check_answer(data, answer, options.max_resyncs_per_node)
+    report = check_answer(
+        data, answer, options.max_resyncs_per_node, ignore_soft_errors=options.ignore_soft_errors
+    )
     console = Console()
     verdict = "[green]valid[/green]" if report.valid else "[red]INVALID[/red]"
     console.print(f"answer: {verdict}  moved {report.moved}, failed {report.failed}")

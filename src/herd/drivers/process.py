@@ -32,6 +32,7 @@ from herd.drivers.base import (
     ResourceEvent,
     ResourceRef,
 )
+from herd.drivers.operations import PROCESS_OPERATIONS, OperationSpec
 from herd.drivers.process_group import (
     leader_alive,
     leader_present,
@@ -40,6 +41,7 @@ from herd.drivers.process_group import (
     recorded_leader,
     send_signal,
 )
+from herd.drivers.process_ops import ProcessOperationsMixin
 from herd.drivers.process_spec import (
     PROPERTIES_SCHEMA,
     expand,
@@ -65,7 +67,7 @@ _KILL_WAIT = 5.0
 _EXITED = "exited"  # sentinel reason, compared by identity
 
 
-class ProcessDriver(Driver):
+class ProcessDriver(ProcessOperationsMixin, Driver):
     """Runs each node as a local process; see ``docs/drivers.md``."""
 
     profile_type = "herd.process"
@@ -74,6 +76,7 @@ class ProcessDriver(Driver):
         "1.0": [{"status": "SUPPORTED", "since": "2025.01"}]
     }
     properties_schema: ClassVar[dict[str, dict[str, Any]]] = PROPERTIES_SCHEMA
+    operations_schema: ClassVar[Mapping[str, OperationSpec]] = PROCESS_OPERATIONS
     supports_reboot = True
 
     def __init__(self, data_dir: Path, owner: str = "herd", *, spawn_grace: float = 0.2) -> None:

@@ -11,9 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from herd.drivers.base import Driver
+from herd.drivers.operations import describe_operations
 from herd.drivers.process import ProcessDriver
 from herd.drivers.sim import SimDriver
 from herd.errors import InvalidSpec, NotFound
+
+#: prefixes of Senlin's built-in profile types
+SENLIN_TYPE_PREFIXES = ("os.", "container.")
 
 
 def _normalize_version(version: str | float | int) -> str:
@@ -61,6 +65,16 @@ class DriverRegistry:
             name = versions[-1] if versions else profile_type
         if name not in self._drivers:
             supported = ", ".join(sorted(self._drivers)) or "none"
+            if name.startswith(SENLIN_TYPE_PREFIXES):
+                # Senlin's own types (os.nova.server, os.heat.stack, container.dockerinc...)
+                # drive OpenStack services that herd does not talk to.
+                raise InvalidSpec(
+                    f"The specified profile type ({name}) is not supported. It is one of "
+                    "Senlin's OpenStack profile types, which herd does not provide: herd runs "
+                    f"nodes as local processes or simulated servers. Supported types: "
+                    f"{supported}.",
+                    field="type",
+                )
             raise InvalidSpec(
                 f"The specified profile type ({name}) is not supported. "
                 f"Supported types: {supported}.",
@@ -103,6 +117,7 @@ class DriverRegistry:
             "support_status": {
                 version: list(status.get(version, [{"status": "SUPPORTED", "since": "2025.01"}]))
             },
+            "operations": describe_operations(getattr(driver, "operations_schema", {})),
         }
 
     def types(self) -> list[dict[str, Any]]:

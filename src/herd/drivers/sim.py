@@ -30,6 +30,8 @@ from herd.drivers.base import (
     ResourceEvent,
     ResourceRef,
 )
+from herd.drivers.operations import SIM_OPERATIONS, OperationSpec
+from herd.drivers.sim_ops import SimOperationsMixin
 from herd.errors import DriverError, InvalidSpec
 
 _DEFAULTS: dict[str, Any] = {
@@ -44,15 +46,26 @@ _DEFAULTS: dict[str, Any] = {
 
 
 class _SimServer:
-    __slots__ = ("broken", "node_id", "rebooted", "rebuilt", "region_name", "zone")
+    __slots__ = (
+        "broken",
+        "node_id",
+        "rebooted",
+        "rebuilt",
+        "region_name",
+        "signals",
+        "state",
+        "zone",
+    )
 
-    def __init__(self, node_id: str, zone: str | None, region_name: str | None) -> None:
-        self.node_id = node_id
+    def __init__(self, node_id: str | None, zone: str | None, region_name: str | None) -> None:
+        self.node_id = node_id  # None: a server herd did not create (see sim_ops.py)
         self.zone = zone
         self.region_name = region_name
         self.broken: str | None = None
         self.rebooted = 0
         self.rebuilt = 0
+        self.state = "running"  # running, stopped or paused (operations)
+        self.signals: list[str] = []
 
     def data(self) -> dict[str, Any]:
         return {"placement": {"zone": self.zone, "region_name": self.region_name}}
@@ -68,7 +81,7 @@ def _number(key: str, value: Any, upper: float) -> float:
     return float(value)
 
 
-class SimDriver(Driver):
+class SimDriver(SimOperationsMixin, Driver):
     """Simulated servers held in memory; thread-safe."""
 
     profile_type = "herd.sim"
@@ -85,6 +98,7 @@ class SimDriver(Driver):
         "region": {"type": "String", "description": "Region when the placement names none."},
         "seed": {"type": "Integer", "description": "Seed of the failure random source."},
     }
+    operations_schema: ClassVar[Mapping[str, OperationSpec]] = SIM_OPERATIONS
 
     supports_reboot = True
     supports_rebuild = True
@@ -168,6 +182,8 @@ class SimDriver(Driver):
             return HealthReport(False, f"simulated server {ref.physical_id} does not exist")
         if broken is not None:
             return HealthReport(False, broken)
+        if server.state != "running":
+            return HealthReport(False, f"simulated server {ref.physical_id} is {server.state}")
         return HealthReport(True)
 
     def reboot(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
@@ -190,6 +206,7 @@ class SimDriver(Driver):
                 # A server that is gone cannot be rebooted or rebuilt (RECREATE can help).
                 raise DriverError(f"cannot {verb} simulated server {ref.physical_id}: it is gone")
             server.broken = None
+            server.state = "running"  # a stopped or paused server runs again
             setattr(server, counter, getattr(server, counter) + 1)
             return CreatedResource(str(ref.physical_id), server.data())
 
@@ -237,7 +254,11 @@ class SimDriver(Driver):
         """Every server held, keyed by node id."""
         with self._lock:
             items = list(self._servers.items())
-        return {server.node_id: CreatedResource(pid, server.data()) for pid, server in items}
+        return {
+            server.node_id: CreatedResource(pid, server.data())
+            for pid, server in items
+            if server.node_id is not None
+        }
 
     def break_node(self, physical_id: str, reason: str = "simulated failure") -> bool:
         """Test hook: make ``check`` report the server unhealthy; False when it is unknown."""

@@ -105,5 +105,7 @@ def configure(
         for old in list(named.handlers):
             named.removeHandler(old)
         named.propagate = True
-        # An earlier dictConfig (disable_existing_loggers) may have switched them off.
+        # An earlier dictConfig (disable_existing_loggers) may have switched them off, or
+        # given them a level of their own: they follow the root's level from here on.
         named.disabled = False
+        named.setLevel(logging.NOTSET)

@@ -24,16 +24,11 @@ from herd.planner.model import (
     PlannerOptions,
     RelocateRequest,
 )
+from herd.planner.moves import soft_checks
+from herd.planner.pairs import PairFailure, best_pair
 from herd.planner.relocation import no_good_node
 from herd.planner.score import ScoreBase
-from herd.planner.search import (
-    Choice,
-    NoChoice,
-    PairFailure,
-    best_pair,
-    best_secondary,
-    best_single,
-)
+from herd.planner.search import Choice, NoChoice, best_secondary, best_single
 
 
 @dataclass(frozen=True)
@@ -180,10 +175,12 @@ def relocate(state: ClusterState, request: RelocateRequest, options: PlannerOpti
     if spec.disk_template is DiskTemplate.DRBD:
         work.detach(i)
         base = ScoreBase(work, work.group_nodes(group))
+        soft = soft_checks(work, secondary, not soft)
         choice: Choice | NoChoice = best_secondary(work, i, primary, cands, base, soft)
     elif spec.disk_template.is_externally_mirrored:
         work.detach(i)
         base = ScoreBase(work, work.group_nodes(group))
+        soft = soft_checks(work, primary, not soft)
         choice = best_single(work, i, cands, base, soft, migrate_from=primary)
     else:
         return Outcome(
@@ -212,7 +209,8 @@ def allocate_secondary(
         dtype=np.int64,
     )
     base = ScoreBase(work, work.group_nodes(group))
-    choice = best_secondary(work, i, primary, cands, base, not options.ignore_soft_errors)
+    soft = not options.ignore_soft_errors
+    choice = best_secondary(work, i, primary, cands, base, soft, replace=False)
     if not isinstance(choice, Choice):
         return Outcome(False, no_good_node(work, choice), [])
     return Outcome(True, "success", work.node_names[choice.secondary])

@@ -2,10 +2,12 @@
 
 Checks the envelope and result shapes Ganeti validates, that moved plus
 failed is exactly the requested set, that the jobs take every moved instance
-to the nodes the answer names through valid opcodes, hard resource limits in
-every state the jobs pass through, and that the jobs' ``depends`` make every
-parallel execution safe (the model of :mod:`herd.planner.jobs`). Soft limits
-(N+1, vcpu and spindle ratios) are reported as warnings.
+to the nodes the answer names through valid opcodes, and that Ganeti's model
+accepts every opcode in the state the jobs have reached: the same checks the
+planner runs (:mod:`herd.planner.moves`), hard limits always, soft limits
+(spindle and vcpu ratios, N+1, exclusion tags) unless the node being left is
+offline or ``ignore_soft_errors`` is given. Finally the jobs' ``depends``
+must make every parallel execution safe (the model of :mod:`herd.planner.jobs`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from herd.planner.cluster import NO_NODE, ClusterState, uses_memory
+from herd.planner.cluster import NO_NODE, ClusterState
 from herd.planner.jobs import DependencyModel, job_effect, node_room, sequential_peaks
 from herd.planner.model import (
     AllocateRequest,
@@ -24,6 +26,7 @@ from herd.planner.model import (
     NodeEvacuateRequest,
     RelocateRequest,
 )
+from herd.planner.moves import StepKind, refusal, soft_checks
 from herd.planner.score import cluster_score
 
 ACCEPTED_OPCODES = {"OP_INSTANCE_FAILOVER", "OP_INSTANCE_MIGRATE", "OP_INSTANCE_REPLACE_DISKS"}
@@ -43,7 +46,12 @@ class CheckReport:
         return not self.errors
 
 
-def check_answer(data: ClusterData, answer: Any, max_resyncs_per_node: int = 0) -> CheckReport:
+def check_answer(
+    data: ClusterData,
+    answer: Any,
+    max_resyncs_per_node: int = 0,
+    ignore_soft_errors: bool = False,
+) -> CheckReport:
     """Validate ``answer`` (the decoded JSON) against the parsed request.
 
     Args:
@@ -51,6 +59,9 @@ def check_answer(data: ClusterData, answer: Any, max_resyncs_per_node: int = 0) 
         answer: the decoded answer object.
         max_resyncs_per_node: when positive, also require that no more than
             this many DRBD resyncs can run at once on a node.
+        ignore_soft_errors: report moves that only break soft limits (spindle
+            and vcpu ratios, N+1, exclusion tags) as warnings, as an answer
+            planned with ``--ignore-soft-errors`` may.
 
     Returns:
         The report; ``valid`` is False when any error was found.
@@ -66,7 +77,7 @@ def check_answer(data: ClusterData, answer: Any, max_resyncs_per_node: int = 0) 
         return report
     request = data.request
     if isinstance(request, ChangeGroupRequest | NodeEvacuateRequest):
-        _check_relocation(state, request, answer, report, max_resyncs_per_node)
+        _check_relocation(state, request, answer, report, max_resyncs_per_node, ignore_soft_errors)
     elif answer["success"] and isinstance(request, AllocateRequest | RelocateRequest):
         _check_nodes(state, request, answer["result"], report)
     return report
@@ -99,6 +110,7 @@ def _check_relocation(
     answer: dict[str, Any],
     report: CheckReport,
     max_resyncs: int,
+    ignore_soft_errors: bool,
 ) -> None:
     result = answer["result"]
     if not answer["success"]:
@@ -139,7 +151,7 @@ def _check_relocation(
     ):
         report.errors.append("jobs must be a list of non-empty lists of opcode dicts")
         return
-    _simulate(state, request, targets, jobs, report, max_resyncs)
+    _simulate(state, request, targets, jobs, report, max_resyncs, ignore_soft_errors)
 
 
 def _depends(job: list[dict[str, Any]], index: int, report: CheckReport) -> list[int]:
@@ -166,6 +178,7 @@ def _simulate(
     jobs: list[list[dict[str, Any]]],
     report: CheckReport,
     max_resyncs: int,
+    ignore_soft_errors: bool,
 ) -> None:
     sim = state.copy()
     source_group = {n: int(state.group[state.pri[state.inst_index[n]]]) for n in request.instances}
@@ -186,7 +199,7 @@ def _simulate(
         i = sim.inst_index[name]
         path = [(int(sim.pri[i]), int(sim.sec[i]))]
         for op in job:
-            step = _apply(sim, i, op, report, index)
+            step = _apply(sim, i, op, report, index, ignore_soft_errors)
             if step is None:
                 return
             path.append(step)
@@ -219,7 +232,12 @@ def _simulate(
 
 
 def _apply(
-    sim: ClusterState, i: int, op: dict[str, Any], report: CheckReport, index: int
+    sim: ClusterState,
+    i: int,
+    op: dict[str, Any],
+    report: CheckReport,
+    index: int,
+    ignore_soft_errors: bool,
 ) -> tuple[int, int] | None:
     spec = sim.specs[i]
     kind = op.get("OP_ID")
@@ -235,43 +253,56 @@ def _apply(
     if target_name is not None and target == NO_NODE:
         report.errors.append(f"{where}: unknown node {target_name}")
         return None
-    if kind == "OP_INSTANCE_REPLACE_DISKS":
-        if not spec.disk_template.is_drbd or target in (NO_NODE, primary):
-            report.errors.append(f"{where}: needs a DRBD instance and a new secondary")
-            return None
-        new = (primary, target)
-    elif target == NO_NODE:
-        if not spec.disk_template.is_drbd:
-            report.errors.append(f"{where}: shared-storage moves need target_node")
-            return None
-        new = (secondary, primary)
-    else:
-        if spec.disk_template.is_drbd and target != secondary:
-            report.errors.append(f"{where}: DRBD can only fail over to its secondary")
-            return None
-        new = (target, NO_NODE) if not spec.disk_template.is_drbd else (secondary, primary)
-    gained = [n for n in new if n != NO_NODE and n not in (primary, secondary)]
-    if new[0] != primary:
-        gained.append(new[0])
-    sim.place(i, *new)
-    for node in set(gained):
-        label = f"{where}: node {sim.node_names[node]}"
+    move = _move_of(spec.disk_template.is_drbd, kind, (primary, secondary), target)
+    if isinstance(move, str):
+        report.errors.append(f"{where}: {move}")
+        return None
+    step, new = move
+    left = secondary if step is StepKind.REPLACE_SECONDARY else primary
+    for node in {n for n in new if n != NO_NODE} - {primary, secondary}:
         if sim.offline[node]:
-            report.errors.append(f"{label} is offline or drained")
-        if node == new[0] and uses_memory(spec) and sim.unallocated[node] < 0:
-            report.errors.append(f"{label} runs out of memory")
-        if spec.disk_template.uses_local_disk and sim.f_dsk[node] < 0:
-            report.errors.append(f"{label} runs out of disk")
-        if sim.exclusive[node] and sim.f_spindles[node] < 0:
-            report.errors.append(f"{label} runs out of spindles")
-        if sim.fail_n1[node] and not state_was_failing(sim, node):
-            report.warnings.append(f"{label} is not N+1 redundant afterwards")
+            report.errors.append(f"{where}: node {sim.node_names[node]} is offline or drained")
+    if step is StepKind.FAILOVER and sim.offline[secondary]:
+        report.errors.append(f"{where}: node {sim.node_names[secondary]} is offline or drained")
+    sim.detach(i)
+    # Ganeti's model first: hard limits always, soft ones unless forced.
+    hard = refusal(sim, i, step, (primary, secondary), target, soft=False)
+    soft = None
+    if hard is None and soft_checks(sim, left, False):
+        soft = refusal(sim, i, step, (primary, secondary), target, soft=True)
+    sim.attach(i, *new)
+    found = hard or soft
+    if found is not None:
+        text = f"{where}: Ganeti's model refuses {found.describe(sim)}: {found.mode.value}"
+        if hard is not None:
+            report.errors.append(text + " (hard limit)")
+        elif ignore_soft_errors:
+            report.warnings.append(text + " (soft limit, ignored)")
+        else:
+            report.errors.append(text + " (soft limit)")
     return new
 
 
-def state_was_failing(sim: ClusterState, node: int) -> bool:
-    """Nodes without DRBD peers cannot fail N+1 meaningfully; treat them as fine."""
-    return bool(sim.r_mem[node] == 0)
+def _move_of(
+    drbd: bool, kind: str, old: tuple[int, int], target: int
+) -> tuple[StepKind, tuple[int, int]] | str:
+    """The move an opcode stands for and the placement after it (or an error)."""
+    primary, secondary = old
+    if kind == "OP_INSTANCE_REPLACE_DISKS":
+        if not drbd or target in (NO_NODE, primary, secondary):
+            return "needs a DRBD instance and a new secondary"
+        return StepKind.REPLACE_SECONDARY, (primary, target)
+    if target == NO_NODE:
+        if not drbd:
+            return "shared-storage moves need target_node"
+        return StepKind.FAILOVER, (secondary, primary)
+    if drbd:
+        if target != secondary:
+            return "DRBD can only fail over to its secondary"
+        return StepKind.FAILOVER, (secondary, primary)
+    if target == primary:
+        return "target_node is already the primary"
+    return StepKind.MIGRATE_TO, (target, NO_NODE)
 
 
 def _check_parallel(
@@ -286,7 +317,9 @@ def _check_parallel(
     capacity = np.maximum(
         np.maximum(node_room(state), 0.0), sequential_peaks(effects, len(state.node_names))
     )
-    # Soft resources (spindle and vcpu ratios) only warn; memory and disk are hard.
+    # The parallel bound is herd's own (Ganeti checks a sequential plan): the
+    # planner adds depends for memory, disk, spindles and vcpus alike, so a
+    # missing one is an error for every resource.
     model = DependencyModel(effects, capacity, max_resyncs or len(effects) + 1)
     for job, direct in enumerate(deps):
         model.register(job)

@@ -117,6 +117,7 @@ class ClusterState:
             [p.spindle_ratio * n.spindle_count for p, n in zip(ratios, nodes, strict=True)]
         )
         self.i_mem = np.zeros(count)
+        self.all_mem = np.zeros(count)
         self.inst_spindles = np.zeros(count)
         self.pcnt = np.zeros(count)
         self.scnt = np.zeros(count)
@@ -148,9 +149,13 @@ class ClusterState:
         self.f_dsk = arr([n.free_disk for n in nodes])
         self.f_spindles = arr([n.free_spindles for n in nodes])
         # hail freezes the memory it cannot account for at load time (xMem).
-        missing = (self.t_mem - self.n_mem - self.i_mem) - arr([n.free_memory for n in nodes])
+        reported_free = arr([n.free_memory for n in nodes])
+        missing = (self.t_mem - self.n_mem - self.i_mem) - reported_free
         self.missing_mem = np.maximum(missing, 0.0)
         self.missing_mem[self.offline] = 0.0
+        # hail's "forthcoming" free memory (fMemForth) starts from the reported
+        # free memory and charges every primary, running or not.
+        self.forth_offset = reported_free + self.i_mem
 
     def _secondary_of(self, nodes: tuple[str, ...]) -> int:
         return self.node_index[nodes[1]] if len(nodes) > 1 else NO_NODE
@@ -165,6 +170,7 @@ class ClusterState:
         specs = self.specs
         local = np.asarray([s.disk_template.uses_local_disk for s in specs], dtype=np.bool_)
         memory = np.asarray([s.memory if uses_memory(s) else 0 for s in specs], dtype=np.float64)
+        all_memory = np.asarray([s.memory for s in specs], dtype=np.float64)
         vcpus = np.asarray(
             [s.vcpus if s.admin_state is not AdminState.OFFLINE else 0 for s in specs],
             dtype=np.float64,
@@ -172,6 +178,7 @@ class ClusterState:
         spindles = np.where(local, [float(s.spindle_use) for s in specs], 0.0)
         has_sec = self.sec != NO_NODE
         np.add.at(self.i_mem, self.pri, memory)
+        np.add.at(self.all_mem, self.pri, all_memory)
         np.add.at(self.u_cpu, self.pri, vcpus)
         np.add.at(self.inst_spindles, self.pri, spindles)
         np.add.at(self.inst_spindles, self.sec[has_sec], spindles[has_sec])
@@ -219,6 +226,12 @@ class ClusterState:
         return result
 
     @property
+    def forth_free(self) -> FloatArray:
+        """Free memory if every primary ran, down and offline ones too (fMemForth)."""
+        result: FloatArray = self.forth_offset - self.all_mem
+        return result
+
+    @property
     def fail_n1(self) -> BoolArray:
         result: BoolArray = (self.unallocated <= self.r_mem) & ~self.offline
         return result
@@ -255,6 +268,7 @@ class ClusterState:
         self.primaries[primary].add(i)
         if uses_memory(spec):
             self.i_mem[primary] += spec.memory
+        self.all_mem[primary] += spec.memory
         if spec.admin_state is not AdminState.OFFLINE:
             self.u_cpu[primary] += spec.vcpus
         self.f_dsk[primary] -= disk
@@ -290,6 +304,7 @@ class ClusterState:
         self.primaries[primary].discard(i)
         if uses_memory(spec):
             self.i_mem[primary] -= spec.memory
+        self.all_mem[primary] -= spec.memory
         if spec.admin_state is not AdminState.OFFLINE:
             self.u_cpu[primary] -= spec.vcpus
         self.f_dsk[primary] += disk

@@ -21,7 +21,7 @@ from herd.planner.cluster import (
     reserves_memory,
     uses_memory,
 )
-from herd.planner.model import InstanceSpec, IPolicy
+from herd.planner.model import AdminState, InstanceSpec, IPolicy
 
 
 class FailMode(StrEnum):
@@ -59,7 +59,10 @@ def primary_failures(state: ClusterState, i: int, cands: IntArray, soft: bool) -
     memory = float(spec.memory) if uses_memory(spec) else 0.0
     unallocated = state.unallocated[cands]
     new_free = unallocated - memory
-    if memory > 0:
+    # hail refuses any primary on a node left with no free memory, even an
+    # instance that uses none (down) or a forced re-add that changes nothing;
+    # forthcoming instances skip the real-resource checks.
+    if not spec.forthcoming:
         _mark(codes, new_free <= 0, FailMode.MEM)
     disk = state.local_disk(i)
     if spec.disk_template.uses_local_disk:
@@ -68,10 +71,12 @@ def primary_failures(state: ClusterState, i: int, cands: IntArray, soft: bool) -
     if soft:
         r_mem = state.r_mem[cands]
         _mark(codes, (new_free <= r_mem) & ~(unallocated <= r_mem), FailMode.MEM)
-        if spec.admin_state.value != "offline":
-            t_cpu = state.t_cpu[cands]
-            over = (state.u_cpu[cands] + spec.vcpus) > state.vcpu_ratio[cands] * t_cpu
-            _mark(codes, over & (t_cpu > 0), FailMode.CPU)
+        # The ratio is checked on the node's load after the add, so a node
+        # already over it refuses even an offline instance (no vcpus added).
+        vcpus = spec.vcpus if spec.admin_state is not AdminState.OFFLINE else 0
+        t_cpu = state.t_cpu[cands]
+        over = (state.u_cpu[cands] + vcpus) > state.vcpu_ratio[cands] * t_cpu
+        _mark(codes, over & (t_cpu > 0), FailMode.CPU)
         tags = state.inst_excl[i]
         if tags:
             clash = np.asarray(
@@ -79,6 +84,10 @@ def primary_failures(state: ClusterState, i: int, cands: IntArray, soft: bool) -
                 dtype=np.bool_,
             ).reshape(cands.shape)
             _mark(codes, clash, FailMode.TAGS)
+        if not spec.forthcoming:
+            # hail's forthcoming limits, checked for every instance when
+            # strict: room for the memory of all primaries, running or not.
+            _mark(codes, state.forth_free[cands] - spec.memory <= 0, FailMode.MEM)
     return codes
 
 
@@ -100,7 +109,12 @@ def _spindle_checks(
 
 
 def secondary_failures(
-    state: ClusterState, i: int, cands: IntArray, primaries: IntArray, soft: bool
+    state: ClusterState,
+    i: int,
+    cands: IntArray,
+    primaries: IntArray,
+    soft: bool,
+    ignore_disk: bool = False,
 ) -> IntArray:
     """Why each candidate cannot hold instance ``i``'s DRBD secondary.
 
@@ -111,6 +125,8 @@ def secondary_failures(
         primaries: the primary each candidate would pair with, any shape that
             broadcasts against (S,), e.g. (P, 1) for all pairs.
         soft: whether soft checks apply.
+        ignore_disk: skip the free-disk check, as hail does for an offline
+            primary that becomes the secondary in a failover.
 
     Returns:
         Failure codes of the broadcast shape.
@@ -121,21 +137,27 @@ def secondary_failures(
     if not spec.disk_template.is_drbd:
         codes[...] = code_of(FailMode.DISK)
         return codes
-    _mark(
-        codes, np.broadcast_to(state.f_dsk[cands] - state.local_disk(i) <= 0, shape), FailMode.DISK
-    )
+    if not ignore_disk:
+        no_disk = state.f_dsk[cands] - state.local_disk(i) <= 0
+        _mark(codes, np.broadcast_to(no_disk, shape), FailMode.DISK)
     flat = np.zeros(cands.shape, dtype=np.int64)
     _spindle_checks(state, spec, cands, flat, soft, i)
     flat_b = np.broadcast_to(flat, shape)
     np.copyto(codes, flat_b, where=(codes == OK) & (flat_b > 0))
-    if soft and reserves_memory(spec):
+    if soft:
+        # An instance that reserves nothing (admin offline) still needs the
+        # node to have some unallocated memory left: hail compares 0 >= free.
+        needed = float(spec.memory) if reserves_memory(spec) else 0.0
         unallocated = state.unallocated[cands]
         r_mem = state.r_mem[cands]
-        _mark(codes, np.broadcast_to(spec.memory >= unallocated, shape), FailMode.MEM)
+        _mark(codes, np.broadcast_to(needed >= unallocated, shape), FailMode.MEM)
         peer = peer_memory(state, cands, primaries)
-        new_r_mem = np.maximum(r_mem, peer + spec.memory)
+        new_r_mem = np.maximum(r_mem, peer + needed)
         becomes = (unallocated <= new_r_mem) & ~(unallocated <= r_mem)
         _mark(codes, becomes, FailMode.MEM)
+        if not spec.forthcoming:
+            forth = np.broadcast_to(needed >= state.forth_free[cands], shape)
+            _mark(codes, forth, FailMode.MEM)
     return codes
 
 

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 import numpy as np
 
 from herd.planner.cluster import NO_NODE, ClusterState, IntArray
 from herd.planner.constraints import (
     FailMode,
+    code_of,
     ipolicy_violation,
-    migration_allowed,
     mode_of,
-    primary_failures,
-    secondary_failures,
 )
 from herd.planner.model import (
     AllocPolicy,
@@ -30,24 +27,13 @@ from herd.planner.model import (
     NodeEvacuateRequest,
     PlannerOptions,
 )
+from herd.planner.moves import StepKind, failover_failures, refusal, soft_checks
+from herd.planner.pairs import PairFailure, PairPath, best_pair
 from herd.planner.score import ScoreBase
-from herd.planner.search import (
-    Choice,
-    NoChoice,
-    PairFailure,
-    best_pair,
-    best_secondary,
-    best_single,
-)
+from herd.planner.search import Choice, NoChoice, best_secondary, best_single
 
 # Texts of failures that several modules emit.
 NODE_LIST_LIMIT = 12
-
-
-class StepKind(StrEnum):
-    FAILOVER = "failover"  # DRBD: swap primary and secondary
-    MIGRATE_TO = "migrate_to"  # shared storage: new primary
-    REPLACE_SECONDARY = "replace_secondary"  # DRBD: new secondary
 
 
 @dataclass(frozen=True)
@@ -190,9 +176,7 @@ def _evacuate_one(
         if partial is not None:
             choice, steps = partial
         else:
-            soft = base_soft and not state.offline[old[0]]
-            migrate_from = old[1] if state.offline[old[0]] else old[0]
-            choice = best_pair(state, i, cands, base, soft, migrate_from=migrate_from)
+            choice = best_pair(state, i, cands, base, base_soft, PairPath(*old))
             steps = (
                 _drbd_steps(old[0], choice.primary, choice.secondary, state)
                 if isinstance(choice, Choice)
@@ -231,11 +215,10 @@ def _leave_one_node(
             return choice, [Step(StepKind.REPLACE_SECONDARY, choice.secondary)]
         return None
     if primary in excluded and secondary not in excluded and not state.offline[secondary]:
-        soft = base_soft and not state.offline[primary]
+        # Both opcodes leave the old primary, so its state sets the softness.
+        soft = soft_checks(state, primary, not base_soft)
         target = np.asarray([secondary], dtype=np.int64)
-        if int(primary_failures(state, i, target, soft)[0]):
-            return None
-        if not migration_allowed(state, primary, target)[0]:
+        if int(failover_failures(state, i, primary, target, soft)[0]):
             return None
         choice = best_secondary(state, i, secondary, cands, base, soft)
         if isinstance(choice, Choice):
@@ -250,23 +233,23 @@ def _failover(state: ClusterState, i: int, group: int, soft_default: bool) -> Re
     old_primary, old_secondary = int(state.pri[i]), int(state.sec[i])
     if old_secondary == NO_NODE:
         return "Can't relocate/evacuate non-mirrored instances"
-    soft = soft_default and not state.offline[old_primary]
+    soft = soft_checks(state, old_primary, not soft_default)
     state.detach(i)
     target = np.asarray([old_secondary], dtype=np.int64)
-    code = int(primary_failures(state, i, target, soft)[0])
+    code = int(failover_failures(state, i, old_primary, target, soft)[0])
     if not code and state.offline[old_secondary]:
-        code = list(FailMode).index(FailMode.MEM) + 1
-    if not code and not migration_allowed(state, old_primary, target)[0]:
-        code = list(FailMode).index(FailMode.MIG) + 1
-    if not code and not state.offline[old_primary]:
-        back = np.asarray([old_primary], dtype=np.int64)
-        code = int(secondary_failures(state, i, back, target, soft)[0])
+        # hail would start it on a drained node; Ganeti's migration refuses.
+        code = code_of(FailMode.MEM)
     if code:
+        found = refusal(state, i, StepKind.FAILOVER, (old_primary, old_secondary), NO_NODE, soft)
         state.attach(i, old_primary, old_secondary)
-        mode = mode_of(code)
-        why = " (offline or drained)" if state.offline[old_secondary] else ""
         target_name = state.node_names[old_secondary]
-        return f"{mode.value}: cannot fail over to secondary node {target_name}{why}"
+        text = f"{mode_of(code).value}: cannot fail over to secondary node {target_name}"
+        if found is None:
+            return text + " (offline or drained)"
+        if found.node != old_secondary:
+            text += f" (Ganeti's model refuses {found.describe(state)})"
+        return text
     state.attach(i, old_secondary, old_primary)
     return Relocation(
         i,
@@ -336,18 +319,22 @@ def _change_one(
             messages.append(f"Group {group.name}: error Not enough online nodes")
             continue
         base = ScoreBase(state, state.group_nodes(g))
-        migrate_from = old[1] if state.offline[old[0]] and template.is_drbd else old[0]
         choice: Choice | NoChoice | PairFailure | None
         if template.is_drbd:
-            choice = best_pair(state, i, cands, base, soft, migrate_from=migrate_from)
+            choice = best_pair(state, i, cands, base, soft, PairPath(*old))
         else:
-            choice = best_single(state, i, cands, base, soft, migrate_from=old[0])
+            soft_here = soft_checks(state, old[0], not soft)
+            choice = best_single(state, i, cands, base, soft_here, migrate_from=old[0])
         if not isinstance(choice, Choice):
             modes: Counter[FailMode] = Counter()
             if isinstance(choice, NoChoice | PairFailure):
                 modes = choice.modes
             reasons = ", ".join(f"{m.value}: {c}" for m, c in sorted(modes.items()))
-            messages.append(f"{label}: No valid allocation solutions, failure reasons: {reasons}")
+            text = f"{label}: No valid allocation solutions, failure reasons: {reasons}"
+            if isinstance(choice, PairFailure):
+                # hail's wording for the step that stopped the last pair tried.
+                text += f"; last pair: {choice.step}: {choice.mode.value}"
+            messages.append(text)
             continue
         overall = _whole_score(state, i, whole, choice)
         key = (int(group.alloc_policy), overall)

@@ -117,5 +117,10 @@ def plan_report(raw: dict[str, Any], options: PlannerOptions | None = None) -> P
     answer, rows = explain(raw, options)
     before = ClusterState(data)
     after = answer.plan.state if answer.plan is not None and answer.plan.state else before
-    check = check_answer(data, json.loads(answer.to_json()), options.max_resyncs_per_node)
+    check = check_answer(
+        data,
+        json.loads(answer.to_json()),
+        options.max_resyncs_per_node,
+        ignore_soft_errors=options.ignore_soft_errors,
+    )
     return PlanReport(answer, rows, _hosts(before, after), _jobs(answer), check)

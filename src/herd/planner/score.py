@@ -17,10 +17,12 @@ import numpy as np
 from herd.planner.cluster import ClusterState, FloatArray, IntArray
 
 # Rows of the standard-deviation matrix and their weights. hail's "forth"
-# variants of mem, disk, vcpu and spindles equal the plain terms unless
-# forthcoming instances exist, so their weights are folded in.
+# variants of disk, vcpu and spindles equal the plain terms unless
+# forthcoming instances exist, so their weights are folded in. Its forth
+# memory differs as soon as an instance is down: it counts every primary.
 STD_TERMS = (
-    ("free_mem", 1.0),
+    ("free_mem", 0.5),
+    ("forth_free_mem", 0.5),
     ("free_disk", 1.0),
     ("reserved_mem", 1.0),
     ("vcpu_ratio", 1.0),
@@ -29,7 +31,7 @@ STD_TERMS = (
     ("spindles", 1.0),
 )
 STD_WEIGHTS = np.asarray([w for _, w in STD_TERMS], dtype=np.float64)
-ROW_RESERVED = 2
+ROW_RESERVED = 3
 
 
 def _ratio(num: FloatArray, den: FloatArray, empty: float) -> FloatArray:
@@ -43,6 +45,7 @@ class NodeFigures:
     """Per-node raw figures that the score is computed from (any shape)."""
 
     unallocated: FloatArray
+    forth_free: FloatArray
     t_mem: FloatArray
     f_dsk: FloatArray
     t_dsk: FloatArray
@@ -53,6 +56,9 @@ class NodeFigures:
     scnt: FloatArray
     inst_spindles: FloatArray
     hi_spindles: FloatArray
+    f_spindles: FloatArray
+    t_spindles: FloatArray
+    exclusive: FloatArray
     tag_score: FloatArray
     loc_cost: FloatArray
     offline: FloatArray
@@ -61,6 +67,7 @@ class NodeFigures:
     def of(cls, state: ClusterState, nodes: IntArray) -> NodeFigures:
         return cls(
             unallocated=state.unallocated[nodes],
+            forth_free=state.forth_free[nodes],
             t_mem=state.t_mem[nodes],
             f_dsk=state.f_dsk[nodes],
             t_dsk=state.t_dsk[nodes],
@@ -71,6 +78,9 @@ class NodeFigures:
             scnt=state.scnt[nodes],
             inst_spindles=state.inst_spindles[nodes],
             hi_spindles=state.hi_spindles[nodes],
+            f_spindles=state.f_spindles[nodes],
+            t_spindles=state.t_spindles[nodes],
+            exclusive=state.exclusive[nodes].astype(np.float64),
             tag_score=state.tag_score[nodes],
             loc_cost=state.loc_cost[nodes],
             offline=state.offline[nodes].astype(np.float64),
@@ -80,12 +90,19 @@ class NodeFigures:
         """Stack of the values whose spread is scored: shape (terms, *nodes)."""
         rows = [
             _ratio(self.unallocated, self.t_mem, 0.0),
-            _ratio(self.f_dsk, self.t_dsk, 1.0),
+            _ratio(self.forth_free, self.t_mem, 0.0),
+            # With exclusive storage hail's disk figure is free spindles.
+            np.where(
+                self.exclusive > 0,
+                _ratio(self.f_spindles, self.t_spindles, 1.0),
+                _ratio(self.f_dsk, self.t_dsk, 1.0),
+            ),
             _ratio(self.r_mem, self.t_mem, 0.0),
             _ratio(self.u_cpu, self.t_cpu, 0.0),
             self.pcnt + 0.0 * self.scnt,
             self.pcnt + self.scnt,
-            _ratio(self.inst_spindles, self.hi_spindles, 0.0),
+            # ... and its spindle load is zero (calcSpindleUse).
+            (1.0 - self.exclusive) * _ratio(self.inst_spindles, self.hi_spindles, 0.0),
         ]
         return np.stack(np.broadcast_arrays(*rows))
 

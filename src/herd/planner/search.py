@@ -17,20 +17,12 @@ from herd.planner.cluster import uses_memory as _uses_memory
 from herd.planner.constraints import (
     OK,
     FailMode,
-    code_of,
-    migration_allowed,
     mode_of,
     peer_memory,
-    primary_failures,
     secondary_failures,
 )
+from herd.planner.moves import migrate_to_failures, replace_secondary_failures
 from herd.planner.score import NodeFigures, ScoreBase
-
-MIG_CODE = code_of(FailMode.MIG)
-INTERNAL_CODE = code_of(FailMode.INTERNAL)
-
-# Above this many node pairs, only the most promising primaries are paired.
-MAX_PAIRS = 4_096
 
 
 @dataclass(frozen=True)
@@ -52,7 +44,7 @@ class NoChoice:
     no_candidates: bool = False
 
 
-def _last_argmin(scores: FloatArray) -> int:
+def last_argmin(scores: FloatArray) -> int:
     flat = scores.ravel()
     return int(flat.size - 1 - np.argmin(flat[::-1]))
 
@@ -65,7 +57,7 @@ def _tag_delta(state: ClusterState, i: int, nodes: IntArray) -> FloatArray:
     return np.asarray(values).reshape(nodes.shape)
 
 
-def _location_exclusion_delta(
+def location_exclusion_delta(
     state: ClusterState, i: int, base: ScoreBase, nodes: IntArray
 ) -> FloatArray:
     tags = state.inst_excl[i]
@@ -82,17 +74,26 @@ def _location_exclusion_delta(
     return np.asarray(values).reshape(nodes.shape)
 
 
+def _disk_spindles(state: ClusterState, i: int, nodes: IntArray) -> FloatArray:
+    """Spindles the instance's disks take on exclusive-storage nodes (as attach)."""
+    need = float(state.specs[i].disk_spindles or 0)
+    result: FloatArray = np.where(state.exclusive[nodes], need, 0.0)
+    return result
+
+
 def primary_figures(state: ClusterState, i: int, nodes: IntArray) -> NodeFigures:
     """Figures of ``nodes`` if each became ``i``'s primary (secondary ignored)."""
     spec = state.specs[i]
     figures = NodeFigures.of(state, nodes)
     memory = float(spec.memory) if _uses_memory(spec) else 0.0
     figures.unallocated = figures.unallocated - memory
+    figures.forth_free = figures.forth_free - float(spec.memory)
     figures.f_dsk = figures.f_dsk - state.local_disk(i)
     if spec.admin_state.value != "offline":
         figures.u_cpu = figures.u_cpu + spec.vcpus
     figures.pcnt = figures.pcnt + 1
     figures.inst_spindles = figures.inst_spindles + state.local_spindles(i)
+    figures.f_spindles = figures.f_spindles - _disk_spindles(state, i, nodes)
     figures.tag_score = figures.tag_score + _tag_delta(state, i, nodes)
     desired = state.inst_desired[i]
     if desired:
@@ -110,15 +111,14 @@ def secondary_figures(
     figures.f_dsk = figures.f_dsk - state.local_disk(i)
     figures.scnt = figures.scnt + 1
     figures.inst_spindles = figures.inst_spindles + state.local_spindles(i)
+    figures.f_spindles = figures.f_spindles - _disk_spindles(state, i, nodes)
     if reserves_memory(spec):
         peer = peer_memory(state, nodes, primaries)
         figures.r_mem = np.maximum(figures.r_mem, peer + spec.memory)
     return figures
 
 
-def _shared_locations(
-    state: ClusterState, primaries: IntArray, secondaries: IntArray
-) -> FloatArray:
+def shared_locations(state: ClusterState, primaries: IntArray, secondaries: IntArray) -> FloatArray:
     shape = np.broadcast_shapes(primaries.shape, secondaries.shape)
     if not state.rules.location_prefixes:
         return np.zeros(shape)
@@ -143,121 +143,62 @@ def best_single(
     """Best new primary among ``cands`` (shared storage, plain allocation)."""
     if cands.size == 0:
         return NoChoice(Counter(), no_candidates=True)
-    codes = primary_failures(state, i, cands, soft)
-    allowed = migration_allowed(state, migrate_from, cands)
-    codes = np.where((codes == OK) & ~allowed, MIG_CODE, codes)
+    codes = migrate_to_failures(state, i, migrate_from, cands, soft)
     ok = codes == OK
     if not ok.any():
         return _no_choice(cands, codes)
     figures = primary_figures(state, i, cands)
     d1, d2, dpen = base.delta(cands, figures)
-    extra = _location_exclusion_delta(state, i, base, cands)
+    extra = location_exclusion_delta(state, i, base, cands)
     scores = np.where(ok, base.evaluate(d1, d2, dpen, extra), np.inf)
-    best = _last_argmin(scores)
+    best = last_argmin(scores)
     return Choice(int(cands[best]), secondary, float(scores[best]), int(ok.sum()))
 
 
 def best_secondary(
-    state: ClusterState, i: int, primary: int, cands: IntArray, base: ScoreBase, soft: bool
-) -> Choice | NoChoice:
-    """Best new DRBD secondary for ``i`` whose primary stays ``primary``."""
-    if cands.size == 0:
-        return NoChoice(Counter(), no_candidates=True)
-    prim = np.asarray([primary], dtype=np.int64)
-    codes = secondary_failures(state, i, cands, prim, soft)
-    ok = codes == OK
-    if not ok.any():
-        return _no_choice(cands, codes)
-    figures = secondary_figures(state, i, cands, prim)
-    d1, d2, dpen = base.delta(cands, figures)
-    shared = _shared_locations(state, prim, cands)
-    scores = np.where(ok, base.evaluate(d1, d2, dpen, shared), np.inf)
-    best = _last_argmin(scores)
-    return Choice(primary, int(cands[best]), float(scores[best]), int(ok.sum()))
-
-
-@dataclass(frozen=True)
-class PairFailure:
-    """Why no node pair worked, with hail's step names."""
-
-    step: str
-    mode: FailMode
-    modes: Counter[FailMode]
-
-
-def best_pair(
     state: ClusterState,
     i: int,
+    primary: int,
     cands: IntArray,
     base: ScoreBase,
     soft: bool,
-    migrate_from: int = NO_NODE,
-) -> Choice | PairFailure | None:
-    """Best (primary, secondary) pair of distinct candidates for a DRBD instance.
+    replace: bool = True,
+) -> Choice | NoChoice:
+    """Best new DRBD secondary for ``i`` whose primary stays ``primary``.
 
-    Returns:
-        The choice, a :class:`PairFailure`, or None when fewer than two
-        candidates exist.
+    With ``replace`` (a replace-disks of an existing instance) the primary
+    must also pass hail's forced re-add; without it (a secondary for an
+    instance being converted) only the secondary is checked.
     """
-    if cands.size < 2:
-        return None
-    pri_codes = primary_failures(state, i, cands, soft)
-    allowed = migration_allowed(state, migrate_from, cands)
-    pri_codes = np.where((pri_codes == OK) & ~allowed, MIG_CODE, pri_codes)
-    # hail moves the future primary in as a secondary first.
-    old_primary = np.asarray([migrate_from], dtype=np.int64)
-    step1 = secondary_failures(state, i, cands, old_primary, soft)
-    pri_ok = pri_codes == OK
-    if not (step1 == OK).any():
-        return _pair_failure("Changing secondary to new primary", step1, step1 != OK)
-    if not pri_ok.any():
-        return _pair_failure("Failing over to new primary", pri_codes, ~pri_ok)
-    pri_figures = primary_figures(state, i, cands)
-    d1p, d2p, penp = base.delta(cands, pri_figures)
-    pri_scores = np.where(pri_ok & (step1 == OK), base.evaluate(d1p, d2p, penp), np.inf)
-    primaries = cands[np.isfinite(pri_scores)]
-    if primaries.size == 0:
-        return _pair_failure("Changing secondary to new primary", step1, step1 != OK)
-    limit = max(16, MAX_PAIRS // cands.size)
-    if primaries.size > limit:
-        order = np.argsort(pri_scores[np.isfinite(pri_scores)], kind="stable")[:limit]
-        primaries = np.sort(primaries[order])
-    p_col = primaries.reshape(-1, 1)
-    sec_codes = secondary_failures(state, i, cands, p_col, soft)
-    sec_codes = np.where(p_col == cands.reshape(1, -1), INTERNAL_CODE, sec_codes)
-    ok = sec_codes == OK
+    if cands.size == 0:
+        return NoChoice(Counter(), no_candidates=True)
+    prim = np.asarray([primary], dtype=np.int64)
+    if replace:
+        codes = replace_secondary_failures(state, i, primary, cands, soft)
+    else:
+        codes = secondary_failures(state, i, cands, prim, soft)
+    ok = codes == OK
     if not ok.any():
-        distinct = p_col != cands.reshape(1, -1)
-        return _pair_failure("Changing secondary to final secondary", sec_codes, distinct & ~ok)
-    keep = np.isin(cands, primaries)
-    d1p, d2p, penp = d1p[:, keep], d2p[:, keep], penp[keep]
-    sec_figures = secondary_figures(state, i, cands, p_col)
-    d1s, d2s, pens = base.delta(cands, sec_figures)
-    extra = _shared_locations(state, p_col, cands.reshape(1, -1))
-    extra = extra + _location_exclusion_delta(state, i, base, primaries).reshape(-1, 1)
-    scores = base.evaluate(
-        d1p[:, :, None] + d1s, d2p[:, :, None] + d2s, penp[:, None] + pens, extra
-    )
+        return _no_choice(cands, codes)
+    d1, d2, dpen = base.delta(cands, secondary_figures(state, i, cands, prim))
+    # The state has ``i`` detached from its primary too, where it stays: add
+    # it back, since the spread terms do not add up node by node.
+    d1p, d2p, penp = base.delta(prim, primary_figures(state, i, prim))
+    extra = shared_locations(state, prim, cands) + location_exclusion_delta(state, i, base, prim)
+    scores = base.evaluate(d1 + d1p, d2 + d2p, dpen + penp, extra)
     scores = np.where(ok, scores, np.inf)
-    best = _last_argmin(scores)
-    row, col = divmod(best, cands.size)
-    return Choice(int(primaries[row]), int(cands[col]), float(scores[row, col]), int(ok.sum()))
+    best = last_argmin(scores)
+    return Choice(primary, int(cands[best]), float(scores[best]), int(ok.sum()))
 
 
-def _counter(codes: IntArray, mask: np.ndarray) -> Counter[FailMode]:
+def counter(codes: IntArray, mask: np.ndarray) -> Counter[FailMode]:
+    """How many of the masked codes fail, per failure mode."""
     values, counts = np.unique(codes[mask & (codes != OK)], return_counts=True)
     return Counter({mode_of(int(v)): int(c) for v, c in zip(values, counts, strict=True)})
-
-
-def _pair_failure(step: str, codes: IntArray, mask: np.ndarray) -> PairFailure:
-    modes = _counter(codes, mask)
-    failing = codes[mask & (codes != OK)]
-    last = mode_of(int(failing[-1])) if failing.size else FailMode.INTERNAL
-    return PairFailure(step, last, modes)
 
 
 def _no_choice(cands: IntArray, codes: IntArray) -> NoChoice:
     per_node = tuple(
         (int(n), mode_of(int(c))) for n, c in zip(cands.tolist(), codes.tolist(), strict=True)
     )
-    return NoChoice(_counter(codes, np.ones(codes.shape, dtype=np.bool_)), per_node)
+    return NoChoice(counter(codes, np.ones(codes.shape, dtype=np.bool_)), per_node)

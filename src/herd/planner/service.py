@@ -35,7 +35,8 @@ from herd.planner.model import (
     PlannerOptions,
     RelocateRequest,
 )
-from herd.planner.relocation import Plan, Relocation, StepKind, change_group, node_evacuate
+from herd.planner.moves import StepKind
+from herd.planner.relocation import Plan, Relocation, change_group, node_evacuate
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ class DeletionPolicy(Policy):
 
     type_name = "senlin.policy.deletion"
     versions = ("1.0", "1.1")
+    schema: ClassVar[dict[str, Field]] = PROPERTIES_SCHEMA
     support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
         "1.0": [{"status": "SUPPORTED", "since": "2016.04"}],
         "1.1": [{"status": "SUPPORTED", "since": "2018.01"}],

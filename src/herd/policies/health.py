@@ -97,6 +97,7 @@ class HealthPolicy(Policy):
 
     type_name = "senlin.policy.health"
     versions = ("1.0", "1.1")
+    schema: ClassVar[dict[str, Field]] = PROPERTIES_SCHEMA
     support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
         "1.0": [
             {"status": "EXPERIMENTAL", "since": "2017.02"},

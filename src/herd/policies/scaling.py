@@ -51,6 +51,7 @@ class ScalingPolicy(Policy):
 
     type_name = "senlin.policy.scaling"
     versions = ("1.0",)
+    schema: ClassVar[dict[str, Field]] = PROPERTIES_SCHEMA
     support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
         "1.0": [{"status": "SUPPORTED", "since": "2016.04"}],
     }

@@ -238,3 +238,36 @@ def validate_properties(
     """
     result: dict[str, Any] = Map(schema=schema).resolve(properties, "properties")
     return result
+
+
+_TYPE_NAMES = {
+    "String": "String",
+    "Integer": "Integer",
+    "Number": "Number",
+    "Boolean": "Boolean",
+    "Map": "Map",
+    "List": "List",
+}
+
+
+def describe_field(item: Field) -> dict[str, Any]:
+    """One property as Senlin's ``GET /v1/policy-types/<type>`` shows it."""
+    described: dict[str, Any] = {
+        "type": _TYPE_NAMES.get(type(item).__name__, "String"),
+        "required": item.required,
+        "updatable": False,
+    }
+    if item.default is not None:
+        described["default"] = item.default
+    if item.allowed:
+        described["constraints"] = [{"type": "AllowedValues", "constraint": list(item.allowed)}]
+    if isinstance(item, Map) and item.schema is not None:
+        described["schema"] = describe_schema(item.schema)
+    if isinstance(item, List):
+        described["schema"] = {"*": describe_field(item.item)}
+    return described
+
+
+def describe_schema(schema: Mapping[str, Field]) -> dict[str, Any]:
+    """A policy type's property schema in Senlin's format (name -> type, required, ...)."""
+    return {key: describe_field(item) for key, item in schema.items()}

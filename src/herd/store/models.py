@@ -335,3 +335,18 @@ def _drop_checks_with_node(_mapper: Any, connection: Connection, target: Any) ->
 
 
 event.listen(NodeRow, "after_delete", _drop_checks_with_node)
+
+
+# -- API processes (GET /v1/services) --------------------------------------------------------
+
+
+class ApiServiceRow(Base):
+    """A running ``herd serve`` API process; engines are listed from ``engines``."""
+
+    __tablename__ = "api_services"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[float] = mapped_column(Float)
+    heartbeat_at: Mapped[float] = mapped_column(Float, index=True)

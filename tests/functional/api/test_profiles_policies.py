@@ -155,7 +155,8 @@ def test_profile_types(client: TestClient) -> None:
     r = client.get("/v1/profile-types/herd.sim-1.0")
     assert r.json()["profile_type"]["name"] == "herd.sim-1.0"
     assert "create_latency" in r.json()["profile_type"]["schema"]
-    assert client.get("/v1/profile-types/herd.sim-1.0/ops").json() == {"operations": {}}
+    ops = client.get("/v1/profile-types/herd.sim-1.0/ops").json()["operations"]
+    assert set(ops) == {"reboot", "stop", "start", "signal", "pause", "unpause"}
     assert_error(
         client.get("/v1/profile-types/nope-1.0"),
         404,

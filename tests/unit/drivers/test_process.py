@@ -192,6 +192,9 @@ def test_health_url_never_answering_fails_and_kills(driver: ProcessDriver) -> No
 
 
 def test_immediate_exit_reports_code_and_log_tail(driver: ProcessDriver) -> None:
+    # The start grace is long here: on a loaded machine Python alone can take longer than
+    # the fixture's 0.1 s to start and exit, and create() returns as soon as it has exited.
+    driver.spawn_grace = 60.0
     props = {"command": PY, "args": ["-c", "import sys; print('boom here'); sys.exit(3)"]}
     with pytest.raises(DriverError) as caught:
         driver.create(_request(props))

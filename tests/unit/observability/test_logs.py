@@ -87,6 +87,7 @@ def test_uvicorn_loggers_go_through_the_same_handler(captured: io.StringIO) -> N
     uvicorn_error = logging.getLogger("uvicorn.error")
     uvicorn_error.addHandler(logging.StreamHandler(io.StringIO()))
     uvicorn_error.disabled = True  # as a dictConfig with disable_existing_loggers leaves it
+    uvicorn_error.setLevel(logging.WARNING)  # as uvicorn's own config may leave it
     logs.configure("json", stream=captured)
     uvicorn_error.info("Uvicorn running", extra={"color_message": "\x1b[1mUvicorn\x1b[0m"})
     (record,) = lines(captured)

@@ -25,7 +25,15 @@ IPOLICY: dict[str, Any] = {
             },
         }
     ],
-    "std": {"memory-size": 128},
+    # A complete std spec: hail refuses a request without one.
+    "std": {
+        "memory-size": 128,
+        "cpu-count": 1,
+        "disk-size": 1024,
+        "disk-count": 1,
+        "nic-count": 1,
+        "spindle-use": 1,
+    },
     "disk-templates": [
         "drbd",
         "plain",

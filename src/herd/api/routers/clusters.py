@@ -11,15 +11,16 @@ from sqlalchemy import select
 from herd.api import pagination
 from herd.api.auth import Context, ReaderContext
 from herd.api.deps import ServicesDep
-from herd.api.microversion import APIVersion, require
+from herd.api.microversion import APIVersion
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.schemas.clusters import ClusterCreate, ClusterUpdate, DeleteRequest
 from herd.api.services import clusters as service
 from herd.api.services import deletions
+from herd.api.services.collect import collect
 from herd.api.services.common import location
-from herd.api.views import render_cluster, render_clusters, render_nodes
+from herd.api.views import render_cluster, render_clusters
 from herd.store.lookup import find
-from herd.store.models import ClusterRow, NodeRow
+from herd.store.models import ClusterRow
 
 router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
 
@@ -106,34 +107,10 @@ def delete_cluster(
     return Response(status_code=202, headers=location(action.id))
 
 
-def _dig(value: Any, path: list[str]) -> tuple[bool, Any]:
-    for key in path:
-        if isinstance(value, dict) and key in value:
-            value = value[key]
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        else:
-            return False, None
-    return True, value
-
-
 @router.get("/{cluster_id}/attrs/{path:path}")
 def collect_attrs(
     cluster_id: str, path: str, services: ServicesDep, ctx: Context
 ) -> dict[str, Any]:
-    """Senlin's cluster collect (1.2): one attribute of every member's node view."""
-    require(ctx.version, "1.2")
+    """Senlin's cluster collect (1.2): a JSONPath over the members' node views."""
     with services.database.read() as session:
-        cluster = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
-        deletions.hide_from_agent(session, ctx, "cluster", cluster)
-        nodes = session.scalars(
-            select(NodeRow).where(NodeRow.cluster_id == cluster.id).order_by(NodeRow.index)
-        ).all()
-        views = render_nodes(session, nodes, ctx.version, details=True)
-    parts = [p for p in path.split(".") if p]
-    found = []
-    for view in views:
-        ok, value = _dig(view, parts)
-        if ok:
-            found.append({"id": view["id"], "value": value})
-    return {"cluster_attributes": found}
+        return {"cluster_attributes": collect(session, ctx, cluster_id, path)}

@@ -7,7 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from herd.api.auth import Context
+from herd.api.build_info import git_revision, herd_version, revision
+from herd.api.deps import ServicesDep
 from herd.api.microversion import MAX_VERSION, MIN_VERSION
+from herd.store import services as service_store
 
 router = APIRouter(tags=["versions"])
 
@@ -39,12 +42,15 @@ def version(request: Request) -> dict[str, Any]:
 
 
 @router.get("/v1/build-info")
-def build_info(ctx: Context) -> dict[str, Any]:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as package_version
-
-    try:
-        revision = package_version("herd")
-    except PackageNotFoundError:
-        revision = "unknown"
-    return {"build_info": {"api": {"revision": revision}, "engine": {"revision": revision}}}
+def get_build_info(services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    """The installed herd's version and git revision; engines run the same installed code."""
+    dead_before = services.dead_before()
+    with services.database.read() as session:
+        engines = [
+            record
+            for record in service_store.all_services(session)
+            if record.binary == service_store.ENGINE_BINARY and record.heartbeat_at >= dead_before
+        ]
+    api = {"revision": revision(), "version": herd_version(), "git_revision": git_revision()}
+    engine = {**api, "engines_up": len(engines)}
+    return {"build_info": {"api": api, "engine": engine}}

@@ -49,3 +49,15 @@ class DeleteRequest(RequestModel):
     """Optional body of a cluster or node ``DELETE`` (1.8)."""
 
     force: SenlinBool = None
+
+
+class ClusterMetadata(RequestModel):
+    """``{"metadata": {...}}`` of openstacksdk's ``set_cluster_metadata`` (merge or replace)."""
+
+    metadata: JsonMap = None
+
+
+class ClusterMetadataItem(RequestModel):
+    """``{"meta": {key: value}}`` of ``PUT /v1/clusters/<id>/metadata/<key>``."""
+
+    meta: JsonMap = None

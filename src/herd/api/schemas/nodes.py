@@ -8,6 +8,7 @@ from pydantic import BeforeValidator, ValidationInfo
 
 from herd.api.schemas.base import (
     Identity,
+    JsonMap,
     Name,
     OptionalIdentity,
     OptionalName,
@@ -65,3 +66,20 @@ class NodeUpdate(RequestModel):
     role: Role = None
     metadata: NodeMetadata = None
     tainted: SenlinBool = None
+
+
+class NodeAdoptPreview(RequestModel):
+    """``POST /v1/nodes/adopt-preview`` (1.7): Senlin's NodeAdoptPreviewRequest."""
+
+    identity: Identity
+    type: Identity
+    overrides: JsonMap = None
+    snapshot: SenlinBool = None
+
+
+class NodeAdopt(NodeAdoptPreview):
+    """``POST /v1/nodes/adopt`` (1.7): Senlin's NodeAdoptRequest."""
+
+    name: OptionalName = None
+    role: Role = None
+    metadata: NodeMetadata = None

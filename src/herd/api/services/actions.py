@@ -1,4 +1,13 @@
-"""Action cancel (``PATCH /v1/actions/<id>``, 1.12)."""
+"""Action update (``PATCH /v1/actions/<id>``, 1.12): cancel, or force-cancel, as Senlin.
+
+Senlin's ``signal_cancel``: only an unfinished action (INIT, WAITING, READY,
+RUNNING, WAITING_LIFECYCLE_COMPLETION) can be cancelled, anything else is 409
+``ActionImmutable``; the action and its children are signalled, and those that
+are not running (INIT, WAITING_LIFECYCLE_COMPLETION, and in herd also a READY or
+WAITING action no engine has claimed) end CANCELLED at once. ``force=true`` is
+Senlin's ``force_cancel``: the action and its unfinished children end CANCELLED
+now and their locks are released.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +15,10 @@ from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
+from herd.api.errors import ActionImmutable
 from herd.api.schemas.actions import ActionUpdate
 from herd.errors import InvalidRequest
+from herd.store import actions as action_store
 from herd.store.events import record
 from herd.store.locks import release_all
 from herd.store.lookup import find
@@ -15,13 +26,68 @@ from herd.store.models import ActionRow
 from herd.types import ActionStatus
 
 CANCEL = "CANCEL"
-CANCELLABLE_UNOWNED = (
+CANCELLABLE = (
+    ActionStatus.INIT,
+    ActionStatus.WAITING,
+    ActionStatus.READY,
+    ActionStatus.RUNNING,
+    ActionStatus.WAITING_LIFECYCLE_COMPLETION,
+)
+#: not running anywhere, so nobody else will end them
+IDLE_UNOWNED = (
     ActionStatus.INIT,
     ActionStatus.READY,
     ActionStatus.WAITING,
     ActionStatus.WAITING_LIFECYCLE_COMPLETION,
 )
 CANCELLED_REASON = "Action execution cancelled"
+FORCE_CANCELLED_REASON = "Action execution force cancelled"
+
+
+def _immutable(row: ActionRow) -> ActionImmutable:
+    expected = tuple(status.value for status in CANCELLABLE)
+    return ActionImmutable(
+        f"Action ({row.id[:8]}) is in status ({row.status}) while expected status must be "
+        f"one of ({expected})."
+    )
+
+
+def _end(
+    session: Session, services: Services, ctx: RequestContext, row: ActionRow, reason: str
+) -> None:
+    now = services.now()
+    row.status = ActionStatus.CANCELLED.value
+    row.status_reason = reason
+    row.end_time = now
+    row.updated_at = now
+    record(
+        session,
+        otype="ACTION",
+        oid=row.id,
+        oname=row.name,
+        project=row.project,
+        user=ctx.user,
+        action=row.action,
+        status=ActionStatus.CANCELLED.value,
+        reason=reason,
+        now=now,
+        cluster_id=row.cluster_id,
+    )
+
+
+def _cancel(
+    session: Session, services: Services, ctx: RequestContext, row: ActionRow, force: bool
+) -> None:
+    row.control = CANCEL
+    row.updated_at = services.now()
+    status = ActionStatus(row.status)
+    if force:
+        _end(session, services, ctx, row, FORCE_CANCELLED_REASON)
+        release_all(session, row.id)
+    elif status in (ActionStatus.INIT, ActionStatus.WAITING_LIFECYCLE_COMPLETION) or (
+        status in IDLE_UNOWNED and row.owner is None
+    ):
+        _end(session, services, ctx, row, CANCELLED_REASON)
 
 
 def cancel_action(
@@ -32,34 +98,16 @@ def cancel_action(
     request: ActionUpdate,
     force: bool,
 ) -> ActionRow:
-    row = find(session, ActionRow, identity, ctx.scope(), "action")
-    status = request.status
-    if status != ActionStatus.CANCELLED.value:
-        raise InvalidRequest(f"Unknown status {status} for action {identity}", field="status")
-    current = ActionStatus(row.status)
-    if current.is_final:
-        # Senlin ignores a cancel of an action that has ended.
-        return row
-    now = services.now()
-    row.control = CANCEL
-    row.updated_at = now
-    if force or (current in CANCELLABLE_UNOWNED and row.owner is None):
-        row.status = ActionStatus.CANCELLED.value
-        row.status_reason = CANCELLED_REASON
-        row.end_time = now
-        if force:
-            release_all(session, row.id)
-        record(
-            session,
-            otype="ACTION",
-            oid=row.id,
-            oname=row.name,
-            project=row.project,
-            user=ctx.user,
-            action=row.action,
-            status=ActionStatus.CANCELLED.value,
-            reason=CANCELLED_REASON,
-            now=now,
-            cluster_id=row.cluster_id,
+    """Cancel an action and its children; 409 when it has already ended."""
+    if request.status != ActionStatus.CANCELLED.value:
+        raise InvalidRequest(
+            f"Unknown status {request.status} for action {identity}", field="status"
         )
+    row = find(session, ActionRow, identity, ctx.scope(), "action")
+    if ActionStatus(row.status) not in CANCELLABLE:
+        raise _immutable(row)
+    _cancel(session, services, ctx, row, force)
+    for child in action_store.children(session, row.id):
+        if ActionStatus(child.status) in CANCELLABLE:
+            _cancel(session, services, ctx, child, force)
     return row

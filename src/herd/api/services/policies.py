@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import exists, select
@@ -15,6 +16,7 @@ from herd.api.services import deletions
 from herd.api.services.common import refuse_if_deleting
 from herd.api.services.profiles import spec_map, sync_event
 from herd.errors import InvalidSpec, NotFound, ResourceInUse
+from herd.policies.spec import describe_schema
 from herd.store.lookup import find
 from herd.store.models import BindingRow, PolicyRow
 
@@ -94,7 +96,7 @@ def policy_type_detail(services: Services, name: str) -> dict[str, Any]:
                 cls = services.policies.resolve_full(name)
             except InvalidSpec:
                 cls = None
-            schema = getattr(cls, "schema_description", None)
-            described = schema() if callable(schema) else {}
+            schema = getattr(cls, "schema", None)
+            described = describe_schema(schema) if isinstance(schema, Mapping) else {}
             return {**entry, "schema": described}
     raise NotFound("policy_type", name)

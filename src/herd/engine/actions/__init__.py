@@ -9,6 +9,7 @@ from herd.engine.actions.cluster_lifecycle import LifecycleHandlers
 from herd.engine.actions.cluster_scaling import ScalingHandlers
 from herd.engine.actions.deletion_purge import PurgeHandlers
 from herd.engine.actions.node_actions import NodeHandlers
+from herd.engine.actions.operations import OperationHandlers
 from herd.engine.nodeops import NodeOperations
 from herd.engine.runner import Handler
 from herd.types import ActionName
@@ -19,6 +20,7 @@ def handler_table(nodeops: NodeOperations, pool: ThreadPoolExecutor) -> dict[Act
     scaling = ScalingHandlers(nodeops)
     lifecycle = LifecycleHandlers(nodeops, health)
     nodes = NodeHandlers(nodeops)
+    operations = OperationHandlers(pool)
     return {
         ActionName.CLUSTER_CREATE: lifecycle.create,
         ActionName.CLUSTER_DELETE: lifecycle.delete,
@@ -40,5 +42,7 @@ def handler_table(nodeops: NodeOperations, pool: ThreadPoolExecutor) -> dict[Act
         ActionName.NODE_UPDATE: nodes.update,
         ActionName.NODE_CHECK: nodes.check,
         ActionName.NODE_RECOVER: nodes.recover,
+        ActionName.NODE_OPERATION: operations.node_operation,
+        ActionName.CLUSTER_OPERATION: operations.cluster_operation,
         ActionName.DELETION_PURGE: PurgeHandlers().purge,
     }

@@ -1,0 +1,128 @@
+"""Node adopt and adopt-preview (1.7): make a resource herd did not create a node.
+
+As Senlin: a preview describes the resource as a profile spec and stores nothing;
+an adopt stores that profile (``prof-<node name>``) and an ACTIVE orphan node in
+one transaction, synchronously (no action). The driver reads the resource: a
+process on this host for ``herd.process``, a server of the simulated cloud for
+``herd.sim``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from herd.api.auth import RequestContext
+from herd.api.deps import Services
+from herd.api.microversion import require
+from herd.api.schemas.nodes import NodeAdopt, NodeAdoptPreview
+from herd.api.services.profiles import sync_event
+from herd.drivers.adoption import AdoptedResource, AdoptionDriver
+from herd.errors import Conflict, InvalidRequest
+from herd.store.events import record
+from herd.store.models import NodeRow, ProfileRow
+from herd.types import HealthStatus, NodeStatus
+
+
+def _preview(
+    services: Services, request: NodeAdoptPreview
+) -> tuple[str, AdoptionDriver, AdoptedResource]:
+    full_type = services.drivers.full_name(request.type)
+    driver = services.drivers.get(full_type)
+    if not isinstance(driver, AdoptionDriver):
+        raise InvalidRequest(
+            f"The profile type '{full_type}' does not support adopting nodes.", field="type"
+        )
+    resource = driver.adopt_preview(request.identity, request.overrides, bool(request.snapshot))
+    return full_type, driver, resource
+
+
+def _spec(full_type: str, resource: AdoptedResource) -> dict[str, Any]:
+    type_name, _, version = full_type.rpartition("-")
+    return {"type": type_name, "version": version, "properties": resource.properties}
+
+
+def adopt_preview(
+    services: Services, ctx: RequestContext, request: NodeAdoptPreview
+) -> dict[str, Any]:
+    """The profile spec the adopted node would get (Senlin's ``node_preview``)."""
+    require(ctx.version, "1.7")
+    full_type, _driver, resource = _preview(services, request)
+    return {"node_preview": _spec(full_type, resource)}
+
+
+def adopt_node(
+    session: Session, services: Services, ctx: RequestContext, request: NodeAdopt
+) -> NodeRow:
+    """Store the generated profile and an ACTIVE orphan node for the resource."""
+    require(ctx.version, "1.7")
+    full_type, driver, resource = _preview(services, request)
+    taken = session.scalars(
+        select(NodeRow)
+        .join(ProfileRow, ProfileRow.id == NodeRow.profile_id)
+        .where(NodeRow.physical_id == resource.physical_id, ProfileRow.type == full_type)
+    ).first()
+    if taken is not None:
+        raise Conflict(
+            f"The resource '{resource.physical_id}' is already managed by node '{taken.id}'."
+        )
+    now = services.now()
+    name = request.name or f"node-{uuid.uuid4().hex[:8]}"
+    profile = ProfileRow(
+        id=str(uuid.uuid4()),
+        name=f"prof-{name}",
+        type=full_type,
+        spec=_spec(full_type, resource),
+        meta_data={},
+        user=ctx.user,
+        project=ctx.project,
+        domain="",
+        created_at=now,
+        updated_at=None,
+    )
+    session.add(profile)
+    session.flush()  # the node row refers to it (no ORM relationship orders the inserts)
+    sync_event(session, services, ctx, "profile", profile, "PROFILE_CREATE")
+    node = NodeRow(
+        id=str(uuid.uuid4()),
+        name=name,
+        physical_id=resource.physical_id,
+        cluster_id=None,
+        profile_id=profile.id,
+        index=-1,
+        role=request.role or "",
+        init_at=now,
+        created_at=now,
+        updated_at=None,
+        status=NodeStatus.ACTIVE.value,
+        status_reason="Node adopted successfully",
+        health=HealthStatus.UNKNOWN.value,
+        health_reason="",
+        tainted=False,
+        meta_data=request.metadata or {},
+        data=resource.data,
+        dependents={},
+        user=ctx.user,
+        project=ctx.project,
+        domain="",
+    )
+    session.add(node)
+    session.flush()
+    record(
+        session,
+        otype="NODE",
+        oid=node.id,
+        oname=node.name,
+        project=node.project,
+        user=ctx.user,
+        action="NODE_ADOPT",
+        status=NodeStatus.ACTIVE.value,
+        reason=f"Node adopted successfully: {full_type} resource {resource.physical_id}.",
+        now=now,
+    )
+    # Last, so that a refused claim (the resource was taken meanwhile) rolls everything back.
+    driver.claim(resource, node.id)
+    return node

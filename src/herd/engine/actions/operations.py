@@ -1,0 +1,238 @@
+"""NODE_OPERATION and CLUSTER_OPERATION: profile operations (reboot, stop, signal, ...).
+
+A NODE_OPERATION runs one operation on its node under the node lock (and a
+shared lock of its cluster). A CLUSTER_OPERATION holds the cluster lock and
+first stores one child NODE_OPERATION per member (one transaction), then runs
+the children's driver calls on the node pool; a resumed parent runs only the
+children that have not ended. Each node goes OPERATING while its call runs and
+ends ACTIVE (``Operation '<op>' succeeded``) or ERROR with the driver's reason,
+with an event either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any
+
+from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
+from herd.drivers.operations import OperationsDriver, validate_operation
+from herd.engine.clusters import eval_status
+from herd.engine.context import EngineContext
+from herd.engine.execution import ActionCancelled, ActionExecution, Outcome
+from herd.errors import HerdError
+from herd.store import actions as action_store
+from herd.store import events
+from herd.store.models import ActionRow, ClusterRow, NodeRow, ProfileRow
+from herd.types import ActionCause, ActionName, ActionStatus, ClusterStatus, NodeStatus
+
+WAIT_STEP = 0.5  # seconds between cancel checks while children run
+
+
+def _prepare(
+    ctx: EngineContext, node_id: str, operation: str, params: Mapping[str, Any]
+) -> tuple[OperationsDriver, ResourceRef, NodeRequest, dict[str, Any]]:
+    """Load the node and its driver and validate the operation again; raise HerdError."""
+    with ctx.database.read() as session:
+        node = session.get(NodeRow, node_id)
+        profile = session.get(ProfileRow, node.profile_id) if node is not None else None
+    if node is None or profile is None:
+        raise HerdError(f"The node '{node_id}' could not be found.")
+    driver = ctx.drivers.get(profile.type)
+    if not isinstance(driver, OperationsDriver):
+        raise HerdError(f"The profile type '{profile.type}' has no operations.")
+    checked = validate_operation(
+        profile.type,
+        driver.operations_schema,
+        operation,
+        params,
+        allow_uncatchable=ctx.settings.allow_uncatchable_signals,
+    )
+    properties = driver.validate_properties(profile.spec.get("properties", {}))
+    ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+    request = NodeRequest(
+        node_id=node.id,
+        name=node.name,
+        index=node.index,
+        cluster_id=node.cluster_id,
+        properties=properties,
+        placement=dict((node.data or {}).get("placement") or {}),
+        metadata=dict(node.meta_data or {}),
+    )
+    return driver, ref, request, checked
+
+
+def _set_operating(ex: ActionExecution, node_id: str, operation: str) -> None:
+    with ex.ctx.database.write() as session:
+        row = session.get(NodeRow, node_id)
+        if row is not None:
+            row.status = NodeStatus.OPERATING.value
+            row.status_reason = f"Operation '{operation}' in progress"
+            row.updated_at = ex.ctx.now()
+
+
+def _write_result(
+    ex: ActionExecution,
+    node_id: str,
+    operation: str,
+    result: CreatedResource | None,
+    error: str | None,
+    child_id: str | None = None,
+) -> None:
+    """The node's new state, its event, and the child action's end, in one transaction."""
+    now = ex.ctx.now()
+    with ex.ctx.database.write() as session:
+        row = session.get(NodeRow, node_id)
+        if row is not None:
+            if error is None and result is not None:
+                row.physical_id = result.physical_id
+                row.data = {**(row.data or {}), **result.data}
+                row.status = NodeStatus.ACTIVE.value
+                row.status_reason = f"Operation '{operation}' succeeded"
+            else:
+                row.status = NodeStatus.ERROR.value
+                row.status_reason = f"Operation '{operation}' failed: {error}"
+            row.updated_at = now
+            fields = ex.node_event_row(
+                row, row.status, row.status_reason, "INFO" if error is None else "ERROR"
+            )
+            fields["action"] = ActionName.NODE_OPERATION.value
+            events.record(session, now=now, **fields)
+        if child_id is not None:
+            action_store.set_status(
+                session,
+                child_id,
+                ActionStatus.SUCCEEDED if error is None else ActionStatus.FAILED,
+                f"Operation '{operation}' succeeded" if error is None else str(error),
+                now,
+            )
+
+
+def operate_node(
+    ex: ActionExecution,
+    node_id: str,
+    operation: str,
+    params: Mapping[str, Any],
+    child_id: str | None = None,
+) -> str | None:
+    """Run one operation on one node and record the outcome; the error text or None."""
+    try:
+        driver, ref, request, checked = _prepare(ex.ctx, node_id, operation, params)
+    except HerdError as exc:
+        _write_result(ex, node_id, operation, None, str(exc), child_id)
+        return str(exc)
+    _set_operating(ex, node_id, operation)
+    try:
+        result = driver.run_operation(ref, request, operation, checked)
+    except HerdError as exc:
+        _write_result(ex, node_id, operation, None, str(exc), child_id)
+        return str(exc)
+    except Exception as exc:  # a driver bug must fail the node, not hang the parent
+        _write_result(ex, node_id, operation, None, repr(exc), child_id)
+        return repr(exc)
+    _write_result(ex, node_id, operation, result, None, child_id)
+    return None
+
+
+class OperationHandlers:
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self.pool = pool
+
+    def node_operation(self, ex: ActionExecution) -> Outcome:
+        operation = str(ex.inputs.get("operation", ""))
+        error = operate_node(ex, ex.target, operation, ex.inputs.get("params") or {})
+        with ex.ctx.database.read() as session:
+            node = session.get(NodeRow, ex.target)
+        if node is not None and node.cluster_id:
+            eval_status(ex, node.cluster_id)
+        if error is not None:
+            return Outcome.failed(f"Operation '{operation}' failed: {error}")
+        return Outcome.ok(f"Operation '{operation}' succeeded.")
+
+    def cluster_operation(self, ex: ActionExecution) -> Outcome:
+        operation = str(ex.inputs.get("operation", ""))
+        params = ex.inputs.get("params") or {}
+        self._set_cluster_operating(ex)
+        children = self._plan(ex, [str(n) for n in ex.inputs.get("nodes") or []])
+        failed: dict[str, str] = {}
+        pending: dict[Future[str | None], tuple[str, str]] = {}
+        for child_id, node_id, status, reason in children:
+            if status is ActionStatus.SUCCEEDED:
+                continue
+            if status.is_final:
+                failed[node_id] = reason
+                continue
+            future = self.pool.submit(operate_node, ex, node_id, operation, params, child_id)
+            pending[future] = (child_id, node_id)
+        try:
+            while pending:
+                done, _ = wait(list(pending), timeout=WAIT_STEP)
+                for future in done:
+                    _, node_id = pending.pop(future)
+                    error = future.result()
+                    if error is not None:
+                        failed[node_id] = error
+                ex.check_cancel()
+        except ActionCancelled:
+            for future, (child_id, _) in pending.items():
+                if future.cancel():
+                    with ex.ctx.database.write() as session:
+                        action_store.set_status(
+                            session,
+                            child_id,
+                            ActionStatus.CANCELLED,
+                            "Parent cancelled",
+                            ex.ctx.now(),
+                        )
+            raise
+        finally:
+            if ex.cluster_id:
+                eval_status(ex, ex.cluster_id)
+        ex.outputs["nodes_failed"] = failed
+        if failed:
+            details = "; ".join(f"{node}: {reason}" for node, reason in sorted(failed.items()))
+            return Outcome.failed(
+                f"Operation '{operation}' failed on {len(failed)} node(s): {details}"
+            )
+        return Outcome.ok(f"Operation '{operation}' succeeded on {len(children)} node(s).")
+
+    def _set_cluster_operating(self, ex: ActionExecution) -> None:
+        with ex.ctx.database.write() as session:
+            cluster = session.get(ClusterRow, ex.target)
+            if cluster is not None:
+                cluster.status = ClusterStatus.OPERATING.value
+                cluster.status_reason = f"Operation '{ex.inputs.get('operation')}' in progress"
+                cluster.updated_at = ex.ctx.now()
+
+    def _plan(
+        self, ex: ActionExecution, node_ids: list[str]
+    ) -> list[tuple[str, str, ActionStatus, str]]:
+        """The children (one per node, stored once), as (child id, node id, status, reason)."""
+        now = ex.ctx.now()
+        with ex.ctx.database.write() as session:
+            existing = {row.target: row for row in action_store.children(session, ex.id)}
+            for node_id in node_ids:
+                if node_id in existing or session.get(NodeRow, node_id) is None:
+                    continue
+                child = action_store.new_action(
+                    action=ActionName.NODE_OPERATION,
+                    target=node_id,
+                    cluster_id=ex.cluster_id,
+                    project=ex.project,
+                    user=ex.user,
+                    inputs={k: ex.inputs.get(k) for k in ("operation", "params")},
+                    cause=ActionCause.DERIVED,
+                    status=ActionStatus.RUNNING,
+                    parent_id=ex.id,
+                    owner=ex.ctx.engine_id,
+                    now=now,
+                )
+                session.add(child)
+                action_store.add_dependency(session, child.id, ex.id)
+                existing[node_id] = child
+            session.flush()
+            rows: list[ActionRow] = list(existing.values())
+            return [
+                (row.id, row.target, ActionStatus(row.status), row.status_reason or "")
+                for row in rows
+            ]

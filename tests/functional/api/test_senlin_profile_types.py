@@ -1,0 +1,48 @@
+"""Senlin's own profile types in a spec: a 400 naming herd's types, nothing stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from tests.functional.api.helpers import assert_error, mv
+
+SUPPORTED = "Supported types: herd.process-1.0, herd.sim-1.0."
+
+
+@pytest.mark.parametrize(
+    ("spec", "full"),
+    [
+        (
+            {"type": "os.nova.server", "version": "1.0", "properties": {"flavor": "m1"}},
+            "os.nova.server-1.0",
+        ),
+        (
+            {"type": "os.heat.stack", "version": 1.0, "properties": {"template": {}}},
+            "os.heat.stack-1.0",
+        ),
+        (
+            {"type": "container.dockerinc.docker", "version": "1.0", "properties": {}},
+            "container.dockerinc.docker-1.0",
+        ),
+    ],
+)
+def test_senlin_profile_type_is_400(client: TestClient, spec: dict[str, Any], full: str) -> None:
+    message = (
+        f"The specified profile type ({full}) is not supported. It is one of Senlin's OpenStack "
+        "profile types, which herd does not provide: herd runs nodes as local processes or "
+        f"simulated servers. {SUPPORTED}"
+    )
+    r = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
+    assert_error(r, 400, message, "InvalidSpec")
+    r = client.post("/v1/profiles/validate", json={"profile": {"spec": spec}}, headers=mv("1.2"))
+    assert_error(r, 400, message, "InvalidSpec")
+    assert client.get("/v1/profiles").json()["profiles"] == []
+    assert client.get("/v1/events").json()["events"] == []
+
+
+def test_an_unknown_type_is_400_too(client: TestClient) -> None:
+    spec = {"type": "my.thing", "version": "2.0", "properties": {}}
+    r = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
+    assert_error(r, 400, f"The specified profile type (my.thing-2.0) is not supported. {SUPPORTED}")
