@@ -91,4 +91,28 @@ def sample_bodies(ids: dict[str, str]) -> dict[Route, list[Any]]:
             {"recover": {"operation": "REBOOT"}},
         ],
         ("PATCH", "/v1/actions/{action_id}"): [{"action": {"status": "CANCELLED"}}],
+        ("POST", "/v1/nodes/adopt-preview"): [
+            {
+                "identity": "no-such-server",
+                "type": "herd.sim-1.0",
+                "overrides": {},
+                "snapshot": False,
+            }
+        ],
+        ("POST", "/v1/nodes/adopt"): [
+            {
+                "identity": "no-such-server",
+                "type": "herd.sim-1.0",
+                "name": "adopted",
+                "role": "web",
+                "metadata": {"owner": "a"},
+            }
+        ],
+        ("POST", "/v1/clusters/{cluster_id}/metadata"): [{"metadata": {"owner": "c"}}],
+        ("PUT", "/v1/clusters/{cluster_id}/metadata"): [{"metadata": {"owner": "d", "tier": 1}}],
+        ("PUT", "/v1/clusters/{cluster_id}/metadata/{key}"): [{"meta": {"owner": "e"}}],
+        ("POST", "/v1/nodes/{node_id}/ops"): [{"signal": {"signal": "SIGHUP"}}, {"reboot": {}}],
+        ("POST", "/v1/clusters/{cluster_id}/ops"): [
+            {"signal": {"params": {"signal": "SIGHUP"}, "filters": {"role": "web"}}}
+        ],
     }

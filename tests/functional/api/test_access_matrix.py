@@ -59,6 +59,7 @@ OPEN_MOUNTS = {"/ui/static": DASHBOARD}
 
 #: routes only an admin may call (members and agents get 403)
 ADMIN_ONLY = {
+    ("GET", "/v1/services"),
     ("GET", "/v1/deletions"),
     ("DELETE", "/v1/deletions/{resource_type}/{resource_id}"),
 }
@@ -112,6 +113,7 @@ def other_params(route: RouteInfo, ids: dict[str, str]) -> dict[str, str]:
         "type_name": type_name,
         "path": "status",
         "page": "clusters",
+        "key": "owner",  # project A's cluster has this metadata key
         "resource_type": "cluster",
         "resource_id": ids["cluster"],
     }
@@ -174,7 +176,14 @@ def _build(client: TestClient) -> World:
     policy = r.json()["policy"]["id"]
     r = client.post(
         "/v1/clusters",
-        json={"cluster": {"name": "ca", "profile_id": profile, "desired_capacity": 1}},
+        json={
+            "cluster": {
+                "name": "ca",
+                "profile_id": profile,
+                "desired_capacity": 1,
+                "metadata": {"owner": "a"},
+            }
+        },
         headers=a,
     )
     assert r.status_code == 202, r.text

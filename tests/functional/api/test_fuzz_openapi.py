@@ -215,7 +215,14 @@ def _real_resources(client: TestClient) -> dict[str, str]:
     profile_id, policy_id = profile.json()["profile"]["id"], policy.json()["policy"]["id"]
     r = client.post(
         "/v1/clusters",
-        json={"cluster": {"name": "c", "profile_id": profile_id, "desired_capacity": 2}},
+        json={
+            "cluster": {
+                "name": "c",
+                "profile_id": profile_id,
+                "desired_capacity": 2,
+                "metadata": {"owner": "a"},
+            }
+        },
     )
     cluster_id = r.json()["cluster"]["id"]
     assert wait_for_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
@@ -235,6 +242,7 @@ def _real_resources(client: TestClient) -> dict[str, str]:
         "event_id": event["id"],
         "type_name": "herd.sim-1.0",
         "path": "status",
+        "key": "owner",
         "resource_type": "cluster",
         "resource_id": cluster_id,
     }
