@@ -57,7 +57,9 @@ log = logging.getLogger("herd.api")
 def _default_drivers(settings: Settings) -> DriverRegistryLike:
     from herd.drivers.registry import default_driver_registry
 
-    registry: DriverRegistryLike = default_driver_registry(settings.data_dir)
+    registry: DriverRegistryLike = default_driver_registry(
+        settings.data_dir, sim_state_file=settings.sim_state_file()
+    )
     return registry
 
 
