@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     lock_retry_interval: float = 1.0
     #: the ``signal`` operation may send SIGKILL and SIGSTOP (refused by default)
     allow_uncatchable_signals: bool = False
+    #: keep ``herd.sim`` servers in ``<data_dir>/sim-servers.sqlite``, shared by every engine
+    #: on this data directory, instead of in each process's memory
+    sim_shared_state: bool = False
 
     #: run the health manager in every engine (it checks clusters that have a health policy)
     health_manager: bool = True
@@ -77,6 +80,10 @@ class Settings(BaseSettings):
     deletion_stuck_after: float = Field(default=3600.0, ge=0)
     #: seconds between two reconciliation passes of ``herd agent``
     agent_interval: float = Field(default=1.0, ge=0)
+
+    def sim_state_file(self) -> Path | None:
+        """Where ``herd.sim`` keeps its servers when they are shared (None: in memory)."""
+        return self.data_dir / "sim-servers.sqlite" if self.sim_shared_state else None
 
     def database_url(self) -> str:
         if self.db_url:

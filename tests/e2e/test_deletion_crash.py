@@ -3,7 +3,7 @@
 The server is killed in the window where the regional copies are gone and the
 central row is not (held open by the test-only server ``tests.e2e.hooked_serve``), with
 an agent per region reconciling and fetching on demand throughout, server down included.
-The restart is a plain ``herd serve``.
+The restart is a plain ``herd serve``. The central store is SQLite, then PostgreSQL.
 """
 
 from __future__ import annotations
@@ -41,10 +41,11 @@ def _act(client: httpx.Client, response: httpx.Response) -> None:
     wait_for(lambda: client.get(location).json()["action"]["status"] == "SUCCEEDED", timeout=30)
 
 
-def test_kill9_during_multi_region_delete(tmp_path: Path) -> None:
+def test_kill9_during_multi_region_delete(tmp_path: Path, db_url: str) -> None:
     configs = region_configs(tmp_path, REGIONS)
     hooked = [sys.executable, "-m", "tests.e2e.hooked_serve", "--regions-pause", "30"]
-    live = LiveServer(tmp_path, None, configs, command=hooked)
+    central = None if db_url.startswith("sqlite") else db_url
+    live = LiveServer(tmp_path, central, configs, command=hooked)
     regions = open_regions(configs, tmp_path / "data")
     token = live.headers["agent"]["X-Auth-Token"]
     stop = threading.Event()

@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
-from herd.api import errors
+from herd.api import errors, input_guard
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
 from herd.api.head import HeadAsGetMiddleware
 from herd.api.heartbeat import ApiHeartbeat
@@ -59,7 +59,9 @@ log = logging.getLogger("herd.api")
 def _default_drivers(settings: Settings) -> DriverRegistryLike:
     from herd.drivers.registry import default_driver_registry
 
-    registry: DriverRegistryLike = default_driver_registry(settings.data_dir)
+    registry: DriverRegistryLike = default_driver_registry(
+        settings.data_dir, sim_state_file=settings.sim_state_file()
+    )
     return registry
 
 
@@ -150,6 +152,8 @@ def create_app(
                 db.dispose()
 
     app = FastAPI(
+        # Every route: a path or query parameter no store can hold is a 400, not a 500.
+        dependencies=[Depends(input_guard.check_parameters)],
         title="herd",
         summary="Clustering service, wire-compatible with the OpenStack clustering API v1.",
         version="1.14",

@@ -4,8 +4,11 @@
 ``auth: token`` looks ``X-Auth-Token`` up by its SHA-256 in the ``tokens``
 table. Members see only their project (other projects' resources are 404);
 admins see every resource by id and every project's resources in lists with
-``global_project=true``; ``agent`` is the regional agents' credential and may
-list globally too.
+``global_project=true``; ``agent`` is the regional agents' credential: it may
+only read (list globally, too) the resources agents reconcile, through the
+endpoints that take :data:`ReaderContext`. Every other endpoint takes
+:data:`Context`, which refuses agents with 403, so a new endpoint is closed to
+agent tokens unless it says otherwise.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ from herd.store.lookup import Scope
 from herd.types import Role
 
 TOKEN_HEADER = "X-Auth-Token"
+AGENT_REFUSED = (
+    "An agent token may only read clusters, nodes, profiles and policies; "
+    "this operation needs a member's or an admin's token."
+)
 
 
 @dataclass(frozen=True)
@@ -57,12 +64,7 @@ class RequestContext:
         return Scope(self.project, all_projects=True)
 
 
-async def get_context(request: Request, services: ServicesDep) -> RequestContext:
-    """The caller: admin of the default project (``auth: none``) or a token's holder.
-
-    Async so that FastAPI does not hop to its thread pool for it on every request; only
-    the token lookup, which reads the database, runs in the pool.
-    """
+async def _caller(request: Request, services: Services) -> RequestContext:
     version = request_version(request)
     settings = services.settings
     if settings.auth == "none":
@@ -71,6 +73,24 @@ async def get_context(request: Request, services: ServicesDep) -> RequestContext
     if not secret:
         raise Unauthorized("Authentication required: send a token in X-Auth-Token.")
     return await run_in_threadpool(_token_context, services, secret, version)
+
+
+async def get_context(request: Request, services: ServicesDep) -> RequestContext:
+    """The caller of a user operation: admin of the default project (``auth: none``) or a
+    member's or admin's token. Agent tokens are refused (403).
+
+    Async so that FastAPI does not hop to its thread pool for it on every request; only
+    the token lookup, which reads the database, runs in the pool.
+    """
+    ctx = await _caller(request, services)
+    if ctx.is_agent:
+        raise Forbidden(AGENT_REFUSED)
+    return ctx
+
+
+async def get_reader_context(request: Request, services: ServicesDep) -> RequestContext:
+    """The caller of a read that regional agents make too (clusters, nodes, profiles, policies)."""
+    return await _caller(request, services)
 
 
 def _token_context(services: Services, secret: str, version: APIVersion) -> RequestContext:
@@ -82,3 +102,4 @@ def _token_context(services: Services, secret: str, version: APIVersion) -> Requ
 
 
 Context = Annotated[RequestContext, Depends(get_context)]
+ReaderContext = Annotated[RequestContext, Depends(get_reader_context)]

@@ -5,7 +5,9 @@ clock ticks from ``/proc/<pid>/stat``), never by the pid alone: a pid whose
 start time differs is somebody else's process and is never signalled. Each
 spawn leaves a JSON state file under ``<data_dir>/nodes`` and tags the process
 environment with ``HERD_OWNER``, so that a restarted engine can find its
-processes again with :meth:`ProcessDriver.discover`.
+processes again with :meth:`ProcessDriver.discover`, and so that a create run
+again after a crash (by any engine sharing the data directory) takes over the
+process the interrupted create started instead of starting a second one.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from herd.drivers.process_group import (
     leader_present,
     live_members,
     process_target,
+    recorded_leader,
     send_signal,
 )
 from herd.drivers.process_ops import ProcessOperationsMixin
@@ -103,8 +106,29 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
     # -- create -----------------------------------------------------------------------------
 
     def create(self, request: NodeRequest) -> CreatedResource:
-        """Spawn the node's process and wait until it is started (and healthy, with a URL)."""
-        return self._spawn(request, self._free_port())
+        """Spawn the node's process and wait until it is started (and healthy, with a URL).
+
+        Idempotent per node: when the node already has a live process (a create that an
+        engine crash interrupted, run again by whichever engine resumed it), that process
+        is waited for and returned instead of a second one being spawned.
+        """
+        resumed = self._resume_start(request)
+        return resumed if resumed is not None else self._spawn(request, self._free_port())
+
+    def _resume_start(self, request: NodeRequest) -> CreatedResource | None:
+        recorded = recorded_leader(
+            self._state_path(request.node_id), request.node_id, self.owner_marker
+        )
+        if recorded is None:
+            return None
+        pid, start_time, data = recorded
+        props = self.validate_properties(request.properties)
+        if self._await_start(pid, data.get("health_url"), props["start_timeout"]) is None:
+            return CreatedResource(f"{pid}:{start_time}", data)
+        # It never became healthy: stop it and start the node afresh.
+        self._stop(request.node_id, pid, start_time, pid, signal.SIGKILL, 0.0)
+        self._state_path(request.node_id).unlink(missing_ok=True)
+        return None
 
     def reboot(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
         """Stop the node's process group and start the same command again, on the same port.
@@ -323,7 +347,13 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
                 continue
             env = herd_environ(pid)
             node_id = env.get("HERD_NODE_ID")
-            if env.get("HERD_OWNER") != self.owner_marker or not node_id or node_id in found:
+            if env.get("HERD_OWNER") != self.owner_marker or not node_id:
+                continue
+            if node_id in found:
+                if found[node_id].physical_id != f"{pid}:{info.start_time}":
+                    # A second process of one node: the state file names the one the node
+                    # was given, so this one is left from a spawn a crash interrupted.
+                    self._stop(node_id, pid, info.start_time, pid, signal.SIGKILL, 0.0)
                 continue
             port = env.get("HERD_NODE_PORT", "")
             data = {

@@ -8,7 +8,10 @@ members a dead leader left behind by their environment tags.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from herd.drivers.base import ResourceRef
 from herd.drivers.procfs import all_pids, herd_environ, read_proc
@@ -72,3 +75,24 @@ def send_signal(kill: Callable[[int, int], None], target: int, sig: int) -> None
     """Send ``sig``; a target that exited meanwhile is the outcome we wanted anyway."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         kill(target, sig)
+
+
+def recorded_leader(
+    state_path: Path, node_id: str, owner_marker: str
+) -> tuple[int, int, dict[str, Any]] | None:
+    """(pid, start_time, state) of the live process a node's state file names, if any.
+
+    The process must still run with the recorded start time and carry the node's and the
+    owner's tags, so a reused pid is never taken for the node's process.
+    """
+    try:
+        data = json.loads(state_path.read_text())
+        pid, start_time = int(data["pid"]), int(data["start_time"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not leader_alive(pid, start_time):
+        return None
+    env = herd_environ(pid)
+    if env.get("HERD_NODE_ID") != node_id or env.get("HERD_OWNER") != owner_marker:
+        return None
+    return pid, start_time, data

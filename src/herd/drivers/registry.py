@@ -136,9 +136,15 @@ def _schema_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-def default_driver_registry(data_dir: Path) -> DriverRegistry:
-    """A registry holding herd's built-in drivers: ``herd.process-1.0`` and ``herd.sim-1.0``."""
+def default_driver_registry(
+    data_dir: Path, *, sim_state_file: Path | None = None
+) -> DriverRegistry:
+    """A registry holding herd's built-in drivers: ``herd.process-1.0`` and ``herd.sim-1.0``.
+
+    ``sim_state_file`` shares the sim driver's servers with other processes (see
+    :mod:`herd.drivers.sim_state`); without it they live in this process's memory.
+    """
     registry = DriverRegistry()
     registry.register(ProcessDriver(data_dir))
-    registry.register(SimDriver())
+    registry.register(SimDriver(state_file=sim_state_file))
     return registry

@@ -19,7 +19,9 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, ClassVar
 
 from herd.drivers.base import (
@@ -32,6 +34,7 @@ from herd.drivers.base import (
 )
 from herd.drivers.operations import SIM_OPERATIONS, OperationSpec
 from herd.drivers.sim_ops import SimOperationsMixin
+from herd.drivers.sim_state import FileServers, MemoryServers, SimServer, SimServers
 from herd.errors import DriverError, InvalidSpec
 
 _DEFAULTS: dict[str, Any] = {
@@ -43,32 +46,6 @@ _DEFAULTS: dict[str, Any] = {
     "region": None,
     "seed": None,
 }
-
-
-class _SimServer:
-    __slots__ = (
-        "broken",
-        "node_id",
-        "rebooted",
-        "rebuilt",
-        "region_name",
-        "signals",
-        "state",
-        "zone",
-    )
-
-    def __init__(self, node_id: str | None, zone: str | None, region_name: str | None) -> None:
-        self.node_id = node_id  # None: a server herd did not create (see sim_ops.py)
-        self.zone = zone
-        self.region_name = region_name
-        self.broken: str | None = None
-        self.rebooted = 0
-        self.rebuilt = 0
-        self.state = "running"  # running, stopped or paused (operations)
-        self.signals: list[str] = []
-
-    def data(self) -> dict[str, Any]:
-        return {"placement": {"zone": self.zone, "region_name": self.region_name}}
 
 
 def _fail(key: str, reason: str) -> InvalidSpec:
@@ -103,21 +80,38 @@ class SimDriver(SimOperationsMixin, Driver):
     supports_reboot = True
     supports_rebuild = True
 
-    def __init__(self, *, sleep: Callable[[float], None] = time.sleep) -> None:
-        """Create an empty simulated cloud.
+    def __init__(
+        self, *, sleep: Callable[[float], None] = time.sleep, state_file: Path | None = None
+    ) -> None:
+        """Create a simulated cloud: empty in memory, or the one a state file holds.
 
         Args:
             sleep: how latency is spent (injectable so tests can observe it).
+            state_file: a SQLite file shared with every other process that names it
+                (several engines on one data directory); None keeps servers in memory.
         """
         super().__init__()
         self._sleep = sleep
         self._watched: dict[str, str] = {}  # physical id -> node id
-        self._servers: dict[str, _SimServer] = {}
+        self._servers: SimServers = (
+            FileServers(state_file) if state_file is not None else MemoryServers()
+        )
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
         self._prefix = f"sim-{uuid.uuid4().hex[:8]}-"
         self._random = random.Random()
         self._seeded: dict[int, random.Random] = {}
+
+    @contextmanager
+    def _locked(self) -> Iterator[SimServers]:
+        """The servers, under this process's lock and one store transaction."""
+        with self._lock, self._servers.transaction():
+            yield self._servers
+
+    def close(self) -> None:
+        if isinstance(self._servers, FileServers):
+            self._servers.close()
+        super().close()
 
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -151,13 +145,13 @@ class SimDriver(SimOperationsMixin, Driver):
             self._sleep(float(props["create_latency"]))
         zone = request.placement.get("zone") or props["zone"]
         region_name = request.placement.get("region_name") or props["region"]
-        server = _SimServer(request.node_id, zone, region_name)
-        with self._lock:
+        server = SimServer(request.node_id, zone, region_name)
+        with self._locked() as servers:
             rate = float(props["failure_rate"])
             if rate and self._draw(props) < rate:
                 raise DriverError(f"simulated create failure of node {request.node_id}")
             physical_id = f"{self._prefix}{next(self._counter)}"
-            self._servers[physical_id] = server
+            servers.put(physical_id, server)
         return CreatedResource(physical_id, server.data())
 
     def delete(self, ref: ResourceRef) -> None:
@@ -165,18 +159,18 @@ class SimDriver(SimOperationsMixin, Driver):
         props = {**_DEFAULTS, **ref.properties}
         if props["delete_latency"]:
             self._sleep(float(props["delete_latency"]))
-        with self._lock:
+        with self._locked() as servers:
             rate = float(props["delete_failure_rate"])
             if rate and self._draw(props) < rate:
                 raise DriverError(f"simulated delete failure of node {ref.node_id}")
             if ref.physical_id is not None:
-                self._servers.pop(ref.physical_id, None)
+                servers.pop(ref.physical_id)
                 self._watched.pop(ref.physical_id, None)
 
     def check(self, ref: ResourceRef) -> HealthReport:
         """Unhealthy when the server is unknown or was broken with :meth:`break_node`."""
-        with self._lock:
-            server = self._servers.get(ref.physical_id) if ref.physical_id else None
+        with self._locked() as servers:
+            server = servers.get(ref.physical_id) if ref.physical_id else None
             broken = server.broken if server is not None else None
         if server is None:
             return HealthReport(False, f"simulated server {ref.physical_id} does not exist")
@@ -200,20 +194,21 @@ class SimDriver(SimOperationsMixin, Driver):
         props = {**_DEFAULTS, **request.properties}
         if props["create_latency"]:
             self._sleep(float(props["create_latency"]))
-        with self._lock:
-            server = self._servers.get(ref.physical_id) if ref.physical_id else None
+        with self._locked() as servers:
+            server = servers.get(ref.physical_id) if ref.physical_id else None
             if server is None:
                 # A server that is gone cannot be rebooted or rebuilt (RECREATE can help).
                 raise DriverError(f"cannot {verb} simulated server {ref.physical_id}: it is gone")
             server.broken = None
             server.state = "running"  # a stopped or paused server runs again
             setattr(server, counter, getattr(server, counter) + 1)
+            servers.put(str(ref.physical_id), server)
             return CreatedResource(str(ref.physical_id), server.data())
 
     def restarts(self, physical_id: str) -> tuple[int, int]:
         """Test hook: (reboots, rebuilds) a server went through."""
-        with self._lock:
-            server = self._servers.get(physical_id)
+        with self._locked() as servers:
+            server = servers.get(physical_id)
             return (server.rebooted, server.rebuilt) if server else (0, 0)
 
     # -- events -----------------------------------------------------------------------------
@@ -221,8 +216,8 @@ class SimDriver(SimOperationsMixin, Driver):
     def watch(self, ref: ResourceRef) -> bool:
         """Report injected failures of this server; one already broken or gone at once."""
         physical_id = ref.physical_id or ""
-        with self._lock:
-            server = self._servers.get(physical_id) if physical_id else None
+        with self._locked() as servers:
+            server = servers.get(physical_id) if physical_id else None
             if server is not None and server.broken is None:
                 self._watched[physical_id] = ref.node_id
                 return True
@@ -241,8 +236,8 @@ class SimDriver(SimOperationsMixin, Driver):
 
     def kill_node(self, physical_id: str, reason: str = "simulated server died") -> bool:
         """Test hook: the server vanishes as if its host died; False when it is unknown."""
-        with self._lock:
-            server = self._servers.pop(physical_id, None)
+        with self._locked() as servers:
+            server = servers.pop(physical_id)
             node_id = self._watched.pop(physical_id, None)
         if server is None:
             return False
@@ -252,8 +247,8 @@ class SimDriver(SimOperationsMixin, Driver):
 
     def discover(self) -> dict[str, CreatedResource]:
         """Every server held, keyed by node id."""
-        with self._lock:
-            items = list(self._servers.items())
+        with self._locked() as servers:
+            items = servers.items()
         return {
             server.node_id: CreatedResource(pid, server.data())
             for pid, server in items
@@ -262,19 +257,20 @@ class SimDriver(SimOperationsMixin, Driver):
 
     def break_node(self, physical_id: str, reason: str = "simulated failure") -> bool:
         """Test hook: make ``check`` report the server unhealthy; False when it is unknown."""
-        with self._lock:
-            server = self._servers.get(physical_id)
+        with self._locked() as servers:
+            server = servers.get(physical_id)
             if server is None:
                 return False
             server.broken = reason
+            servers.put(physical_id, server)
             node_id = self._watched.pop(physical_id, None)
         if node_id is not None:
             self.emit(ResourceEvent(node_id, physical_id, reason))
         return True
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._servers)
+        with self._locked() as servers:
+            return servers.count()
 
     def _draw(self, props: Mapping[str, Any]) -> float:
         # Called with the lock held: random.Random instances are not shared safely otherwise.

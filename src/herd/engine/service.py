@@ -218,7 +218,7 @@ def build_engine(
     return EngineService(
         settings,
         database,
-        default_driver_registry(settings.data_dir),
+        default_driver_registry(settings.data_dir, sim_state_file=settings.sim_state_file()),
         default_policy_registry(),
         regions_delete=regions_delete,
         metrics=metrics,

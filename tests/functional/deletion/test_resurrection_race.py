@@ -11,6 +11,9 @@ The control shows the race deterministically instead of hoping for it: the engin
 held between "regional copies deleted" and "central row deleted" while a reader asks
 central. With tombstones the reader gets 404 and creates nothing; with tombstones off
 (an ``create_app`` argument no setting reaches) it re-creates the copy every time.
+
+Both run with the central store on SQLite and on PostgreSQL (``db_url``): the tombstone's
+unique INSERT and the agents' 404s must hold under either store's concurrency.
 """
 
 from __future__ import annotations
@@ -132,10 +135,11 @@ def _delete_all(live: LiveServer, user: httpx.Client, ids: list[str]) -> float:
     return time.monotonic() - started
 
 
-def _run(tmp_path: Path) -> dict[str, float]:
+def _run(tmp_path: Path, db_url: str) -> dict[str, float]:
     configs = region_configs(tmp_path, REGIONS, delete_latency=REGION_DELETE_LATENCY)
-    live = LiveServer(tmp_path, None, configs, HERD_ENGINE_WORKERS="16")
-    ids = _seed(f"sqlite:///{live.data_dir / 'herd.db'}", "p1")
+    on_sqlite = db_url.startswith("sqlite")
+    live = LiveServer(tmp_path, None if on_sqlite else db_url, configs, HERD_ENGINE_WORKERS="16")
+    ids = _seed(f"sqlite:///{live.data_dir / 'herd.db'}" if on_sqlite else db_url, "p1")
     regions = open_regions(configs, tmp_path / "data")
     token = live.headers["agent"]["X-Auth-Token"]
     stop = threading.Event()
@@ -191,14 +195,15 @@ def _run(tmp_path: Path) -> dict[str, float]:
         "reader_calls": float(reader_calls[0]),
         "delete_seconds": round(duration, 2),
     }
+    store = "sqlite" if on_sqlite else "postgresql"
     regions.close()
-    print("RACE", json.dumps(figures))
+    print("RACE", store, json.dumps(figures))
     (tmp_path / "figures.json").write_text(json.dumps(figures))
     return figures
 
 
-def test_no_resurrection_with_tombstones(tmp_path: Path) -> None:
-    figures = _run(tmp_path)
+def test_no_resurrection_with_tombstones(tmp_path: Path, db_url: str) -> None:
+    figures = _run(tmp_path, db_url)
     assert figures["resurrections"] == 0, figures
     assert figures["copies_left"] == 0, figures
     assert figures["tombstones_left"] == 0, figures
@@ -222,13 +227,17 @@ class HeldRegions(Regions):
 
 @pytest.mark.parametrize(("tombstones", "resurrected"), [(True, 0), (False, 1)])
 def test_a_reader_inside_the_window(
-    api_client: ApiClientFactory, tmp_path: Path, tombstones: bool, resurrected: int
+    api_client: ApiClientFactory,
+    tmp_path: Path,
+    db_url: str,
+    tombstones: bool,
+    resurrected: int,
 ) -> None:
     """One reader asks central while the engine is held between copies and central row."""
     configs = region_configs(tmp_path, ("R1",))
     settings = Settings(
         data_dir=tmp_path / "data",
-        db_url=f"sqlite:///{tmp_path / 'herd.db'}",
+        db_url=db_url,
         auth="token",
         regions=configs,
     )

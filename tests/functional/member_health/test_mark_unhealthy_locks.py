@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
 from tests.functional.conformance.conftest import Api, V, deletion_spec
 from tests.functional.conformance.test_hooks import complete, hooks
-from tests.functional.member_health.conftest import sqlite_settings
+from tests.functional.member_health.conftest import engine_settings
 from tests.functional.member_health.test_mark_unhealthy_api import error, mark_events, patch
 from tests.webhook_receiver import Receiver
 
@@ -44,9 +44,9 @@ def test_409_while_an_action_holds_the_cluster_lock(api: Api, receiver: Receiver
 
 
 def test_a_member_being_deleted_is_not_changed(
-    api_client: ApiClientFactory, tmp_path: Path
+    api_client: ApiClientFactory, tmp_path: Path, db_url: str
 ) -> None:
-    settings = sqlite_settings(tmp_path)
+    settings = engine_settings(tmp_path, db_url)
     with TestClient(create_app(settings, start_engine=True)) as builder:
         cluster = Api(builder).cluster(2, one_by_one=False)
     # The engine is off now: a NODE_DELETE stays queued, holding no lock yet.

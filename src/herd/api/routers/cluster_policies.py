@@ -28,7 +28,7 @@ LIST_SPEC = pagination.ListSpec(
 )
 
 
-@router.get("/{cluster_id}/policies")
+@router.get("/{cluster_id}/policies", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
 def list_cluster_policies(
     cluster_id: str, request: Request, services: ServicesDep, ctx: Context
 ) -> dict[str, Any]:

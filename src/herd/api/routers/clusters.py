@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import select
 
 from herd.api import pagination
-from herd.api.auth import Context
+from herd.api.auth import Context, ReaderContext
 from herd.api.deps import ServicesDep
 from herd.api.microversion import APIVersion
 from herd.api.schemas.base import openapi_body, parse_body
@@ -39,8 +39,8 @@ LIST_SPEC = pagination.ListSpec(
 )
 
 
-@router.get("")
-def list_clusters(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+@router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
+def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     query = select(ClusterRow).where(*deletions.agent_filter(ctx, "cluster"))
@@ -71,7 +71,7 @@ def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) 
 
 
 @router.get("/{cluster_id}")
-def get_cluster(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_cluster(cluster_id: str, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     with services.database.read() as session:
         row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
         deletions.hide_from_agent(session, ctx, "cluster", row)

@@ -41,7 +41,7 @@ LIST_SPEC = pagination.ListSpec(
 )
 
 
-@router.get("")
+@router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
 def list_events(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import select
 
 from herd.api import pagination
-from herd.api.auth import Context
+from herd.api.auth import Context, ReaderContext
 from herd.api.deps import ServicesDep
 from herd.api.microversion import APIVersion
 from herd.api.schemas.base import openapi_body, parse_body
@@ -49,8 +49,8 @@ def _details(params: dict[str, str]) -> bool:
     return value is not None and pagination.parse_bool("show_details", value)
 
 
-@router.get("")
-def list_nodes(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+@router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
+def list_nodes(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     details = _details(params.extra)
@@ -87,7 +87,9 @@ def create_node(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> 
 
 
 @router.get("/{node_id}")
-def get_node(node_id: str, request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_node(
+    node_id: str, request: Request, services: ServicesDep, ctx: ReaderContext
+) -> dict[str, Any]:
     details = _details(dict(request.query_params))
     with services.database.read() as session:
         row = find(session, NodeRow, node_id, ctx.scope(), "node")

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Request, Response
 from sqlalchemy import select
 
 from herd.api import pagination
-from herd.api.auth import Context
+from herd.api.auth import Context, ReaderContext
 from herd.api.deps import ServicesDep
 from herd.api.microversion import require
 from herd.api.schemas.base import openapi_body, parse_body
@@ -34,8 +34,8 @@ LIST_SPEC = pagination.ListSpec(
 )
 
 
-@router.get("")
-def list_profiles(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+@router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
+def list_profiles(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
@@ -66,7 +66,7 @@ def validate_profile(services: ServicesDep, ctx: Context, body: Any = Body(None)
 
 
 @router.get("/{profile_id}")
-def get_profile(profile_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_profile(profile_id: str, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     with services.database.read() as session:
         row = find(session, ProfileRow, profile_id, ctx.scope(), "profile")
         deletions.hide_from_agent(session, ctx, "profile", row)

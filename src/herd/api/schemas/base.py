@@ -20,10 +20,14 @@ from typing import Annotated, Any, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from herd.api.input_guard import check_json
 from herd.domain.values import bool_error, int_error, parse_bool, parse_int
 from herd.errors import InvalidRequest
 
 Model = TypeVar("Model", bound="RequestModel")
+
+#: the largest integer a request may carry: INTEGER columns of both stores hold no more
+STORED_INT_MAX = 2**31 - 1
 
 
 class RequestModel(BaseModel):
@@ -87,7 +91,8 @@ def senlin_int(
 ) -> BeforeValidator:
     """Senlin's integer coercion and range texts, for ``Annotated[int | None, ...]``.
 
-    None passes (the field is optional) unless ``required``.
+    None passes (the field is optional) unless ``required``. No value is above
+    :data:`STORED_INT_MAX`, whatever ``maximum`` says.
 
     ``maximum_from`` names a key of the validation context (passed to
     :func:`parse_body`) holding a maximum known only at run time, such as
@@ -112,7 +117,10 @@ def senlin_int(
         upper = maximum
         if maximum_from is not None and isinstance(info.context, Mapping):
             upper = info.context.get(maximum_from, upper)
-        if upper is not None and number > upper:
+        if upper is None or upper > STORED_INT_MAX:
+            # The stores' INTEGER columns end here (a 500 from the database before).
+            upper = STORED_INT_MAX
+        if number > upper:
             raise fail(f"The value for the {field} field must be less than or equal to {upper}.")
         return number
 
@@ -264,6 +272,7 @@ def parse_body(
             have, which Senlin ignores rather than rejects).
         context: Run-time values field types read (e.g. ``max_nodes_per_cluster``).
     """
+    check_json(raw)
     data = raw
     if envelope is not None:
         if not isinstance(raw, Mapping) or raw.get(envelope) is None:
