@@ -314,8 +314,8 @@ def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[dict[s
     ]
 
 
-def receiver_view(row: ReceiverRow, channel: dict[str, str] | None = None) -> dict[str, Any]:
-    """A receiver as Senlin shows it; ``channel`` replaces the stored (masked) one once."""
+def receiver_view(row: ReceiverRow) -> dict[str, Any]:
+    """A receiver as Senlin shows it, its channel with the URLs that trigger it."""
     return {
         "id": row.id,
         "name": row.name,
@@ -324,7 +324,7 @@ def receiver_view(row: ReceiverRow, channel: dict[str, str] | None = None) -> di
         "action": row.action,
         "actor": row.actor or {},
         "params": row.params or {},
-        "channel": channel if channel is not None else (row.channel or {}),
+        "channel": row.channel or {},
         "user": row.user,
         "project": row.project,
         "domain": row.domain,

@@ -72,12 +72,10 @@ def _show(as_json: bool, body: JSONObject) -> None:
     record = body.get("receiver", body)
     print_record(record)
     channel = record.get("channel") or {}
-    if "***" not in str(channel.get("alarm_url", "***")):
-        # Rich folds long values inside tables; print the URLs whole, once.
-        print_message("These URLs carry the receiver's secret; they are shown only now:")
-        for key in ("alarm_url", "alertmanager_url"):
-            if channel.get(key):
-                print_message(f"{key}: {channel[key]}")
+    # Rich folds long values inside tables; print the URLs whole so they can be copied.
+    for key in ("alarm_url", "alertmanager_url"):
+        if channel.get(key):
+            print_message(f"{key}: {channel[key]}")
 
 
 @app.command("create")
@@ -91,7 +89,7 @@ def create(
     params: ParamOption = None,
     type_: Annotated[str, typer.Option("--type", help="Receiver type.")] = "webhook",
 ) -> None:
-    """Create a receiver; its URLs (with their secret) are printed once."""
+    """Create a receiver and print the URLs (they carry its secret) that trigger it."""
     state = get_state(ctx)
     body = {"name": name, "type": type_, "cluster_id": cluster, "action": action}
     body.update(without_none(params=parse_params(params)))
@@ -135,7 +133,7 @@ def list_(
 
 @app.command("show")
 def show(ctx: typer.Context, receiver: str) -> None:
-    """Show one receiver (by id, short id or name); its URLs' secret is masked."""
+    """Show one receiver (by id, short id or name) with the URLs that trigger it."""
     state = get_state(ctx)
     _show(state.json, state.client.get(path("receivers", receiver)).body)
 

@@ -358,8 +358,8 @@ class ApiServiceRow(Base):
 class ReceiverRow(OwnedMixin, Base):
     """A receiver (Senlin's ``receiver``): an outside signal that starts an action on a cluster.
 
-    Only the SHA-256 of the webhook secret is stored; ``channel`` holds the URLs with
-    the secret masked, as every answer after the creation shows them.
+    ``secret`` is the webhook secret its URLs carry; ``channel`` holds those URLs as
+    they were built when the receiver was created or its secret last rotated.
     """
 
     __tablename__ = "receivers"
@@ -372,7 +372,7 @@ class ReceiverRow(OwnedMixin, Base):
     actor: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     channel: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    secret_hash: Mapped[str] = mapped_column(String(64))
+    secret: Mapped[str] = mapped_column(String(64))
 
 
 class ReceiverAlertRow(Base):

@@ -1,8 +1,10 @@
 """Receivers and the Alertmanager alerts they acted on.
 
-A webhook receiver's URL carries a secret. Only its SHA-256 is stored, the secret
-is shown once (when the receiver is created or its secret rotated), and a given
-secret is compared with the stored digest in constant time. The alert keys of
+A webhook receiver's URL carries a secret. The secret is stored as it is, because
+the URL is shown to whoever may read the receiver, as Senlin showed ``alarm_url``
+(``openstack cluster receiver create`` reads the receiver back to print it); a given
+secret is compared with the stored one in constant time, and rotating it makes the
+old URLs stop working. The alert keys of
 ``receiver_alerts`` are inserted with a plain INSERT guarded by a unique
 constraint, inside a savepoint, so that two deliveries of one notification racing
 each other trigger one action.
@@ -10,7 +12,6 @@ each other trigger one action.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 import uuid
@@ -25,7 +26,7 @@ from herd.store.models import ReceiverAlertRow, ReceiverRow
 
 SECRET_BYTES = 32
 #: what an unknown receiver id is compared with, so that it costs what a wrong secret costs
-_NO_DIGEST = hashlib.sha256(b"herd: no such receiver").hexdigest()
+_NO_SECRET = "herd: no such receiver, compared so that it costs what a wrong secret costs"
 
 
 def new_secret() -> str:
@@ -33,21 +34,16 @@ def new_secret() -> str:
     return secrets.token_urlsafe(SECRET_BYTES)
 
 
-def secret_digest(secret: str) -> str:
-    """The SHA-256 (hex) of a secret: the only form in which it is stored."""
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+def secret_matches(stored: str | None, given: str | None) -> bool:
+    """True when ``given`` is the receiver's secret ``stored``.
 
-
-def secret_matches(stored_digest: str | None, given: str | None) -> bool:
-    """True when ``given`` is the secret whose digest is ``stored_digest``.
-
-    The digests are compared with :func:`hmac.compare_digest`, and a missing receiver
-    (``stored_digest`` None) or a missing secret is compared too, then refused.
+    The two are compared with :func:`hmac.compare_digest` (as bytes, so any text is
+    accepted); a missing receiver (``stored`` None) or a missing secret is compared
+    too, then refused, so neither answers faster than a wrong secret.
     """
-    digest = secret_digest(given or "")
-    expected = stored_digest or _NO_DIGEST
-    same = hmac.compare_digest(digest, expected)
-    return same and stored_digest is not None and bool(given)
+    expected = (stored or _NO_SECRET).encode("utf-8")
+    same = hmac.compare_digest((given or "").encode("utf-8"), expected)
+    return same and stored is not None and bool(given)
 
 
 def new_receiver(
@@ -61,7 +57,7 @@ def new_receiver(
     project: str,
     now: float,
 ) -> tuple[ReceiverRow, str]:
-    """Build (not add) a receiver row; return it with its secret (shown only once)."""
+    """Build (not add) a receiver row; return it with its secret."""
     secret = new_secret()
     row = ReceiverRow(
         id=str(uuid.uuid4()),
@@ -72,7 +68,7 @@ def new_receiver(
         actor={},
         params=params,
         channel={},
-        secret_hash=secret_digest(secret),
+        secret=secret,
         user=user,
         project=project,
         domain="",
@@ -85,7 +81,7 @@ def new_receiver(
 def rotate_secret(row: ReceiverRow) -> str:
     """Give the receiver a new secret (the old URL stops working); return the secret."""
     secret = new_secret()
-    row.secret_hash = secret_digest(secret)
+    row.secret = secret
     return secret
 
 

@@ -60,11 +60,9 @@ def create_receiver(
 ) -> dict[str, Any]:
     parsed = parse_body(ReceiverCreate, body, envelope="receiver")
     with services.database.write() as session:
-        row, channel = service.create_receiver(
-            session, services, ctx, parsed, base_url(request, services)
-        )
+        row = service.create_receiver(session, services, ctx, parsed, base_url(request, services))
         session.flush()
-        return {"receiver": receiver_view(row, channel)}
+        return {"receiver": receiver_view(row)}
 
 
 @router.get("/{receiver_id}")
@@ -84,11 +82,11 @@ def update_receiver(
     require(ctx.version, "1.7")
     parsed = parse_body(ReceiverUpdate, body, envelope="receiver")
     with services.database.write() as session:
-        row, channel = service.update_receiver(
+        row = service.update_receiver(
             session, services, ctx, receiver_id, parsed, base_url(request, services)
         )
         session.flush()
-        return {"receiver": receiver_view(row, channel)}
+        return {"receiver": receiver_view(row)}
 
 
 @router.delete("/{receiver_id}", status_code=204)

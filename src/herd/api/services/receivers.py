@@ -44,7 +44,6 @@ from herd.types import ActionName
 
 WEBHOOK = "webhook"
 MESSAGE = "message"
-MASK = "***"
 
 
 @dataclass(frozen=True)
@@ -122,8 +121,8 @@ def create_receiver(
     ctx: RequestContext,
     request: ReceiverCreate,
     base_url: str,
-) -> tuple[ReceiverRow, dict[str, str]]:
-    """Store a webhook receiver; return it and its channel with the secret (shown once)."""
+) -> ReceiverRow:
+    """Store a webhook receiver, its channel holding the URLs with their secret."""
     if request.type is None:
         raise InvalidRequest("'type' is a required property", field="type")
     if request.type == MESSAGE:
@@ -154,11 +153,10 @@ def create_receiver(
         project=ctx.project,
         now=services.now(),
     )
-    urls = channel(base_url, row.id, secret)
-    row.channel = channel(base_url, row.id, MASK)
+    row.channel = channel(base_url, row.id, secret)
     session.add(row)
     sync_event(session, services, ctx, "receiver", row, "RECEIVER_CREATE")
-    return row, urls
+    return row
 
 
 def find_receiver(session: Session, ctx: RequestContext, identity: str) -> ReceiverRow:
@@ -173,11 +171,11 @@ def update_receiver(
     identity: str,
     request: ReceiverUpdate,
     base_url: str,
-) -> tuple[ReceiverRow, dict[str, str] | None]:
+) -> ReceiverRow:
     """Change name, action, params or secret; 400 when nothing would change (as Senlin).
 
     A new action's parameters are checked against it: the new ``params`` when given,
-    else the stored ones. Returns the row and, after a rotation, the new channel.
+    else the stored ones. A new secret gives new URLs; the old ones stop working.
     """
     row = find_receiver(session, ctx, identity)
     changed = False
@@ -195,17 +193,14 @@ def update_receiver(
     if request.params is not None and params != row.params:
         row.params = params
         changed = True
-    urls = None
     if request.rotate_secret:
-        secret = store.rotate_secret(row)
-        urls = channel(base_url, row.id, secret)
-        row.channel = channel(base_url, row.id, MASK)
+        row.channel = channel(base_url, row.id, store.rotate_secret(row))
         changed = True
     if not changed:
         raise InvalidRequest("No property needs an update.")
     row.updated_at = services.now()
     sync_event(session, services, ctx, "receiver", row, "RECEIVER_UPDATE")
-    return row, urls
+    return row
 
 
 def delete_receiver(

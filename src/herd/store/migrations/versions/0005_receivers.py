@@ -27,7 +27,7 @@ def upgrade() -> None:
         sa.Column("actor", sa.JSON(), nullable=False),
         sa.Column("params", sa.JSON(), nullable=False),
         sa.Column("channel", sa.JSON(), nullable=False),
-        sa.Column("secret_hash", sa.String(length=64), nullable=False),
+        sa.Column("secret", sa.String(length=64), nullable=False),
         sa.Column("user", sa.String(length=64), nullable=False),
         sa.Column("project", sa.String(length=64), nullable=False),
         sa.Column("domain", sa.String(length=64), nullable=False),
