@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     zaqar_url: str | None = None
     webhook_timeout: float = 5.0
     webhook_retries: int = 3
+    #: base of the URLs receivers hand out (``<base>/v1/webhooks/...``), e.g. the address
+    #: Prometheus' Alertmanager reaches herd at; by default the address a request came to
+    webhook_base_url: str | None = None
 
     regions: list[RegionConfig] = Field(default_factory=list)
     #: a deletion older than this (seconds) may be purged by an admin

@@ -12,10 +12,9 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import openstack
 import pytest
 from openstack.clustering.v1._proxy import Proxy
@@ -30,16 +29,6 @@ DELETION_SPEC = {
     "type": "senlin.policy.deletion",
     "version": "1.1",
     "properties": {"criteria": "OLDEST_FIRST", "destroy_after_deletion": True},
-}
-
-#: receivers come with the self-healing work; until /v1/receivers exists these answer 404
-PENDING_RECEIVERS = {
-    "create_receiver",
-    "delete_receiver",
-    "find_receiver",
-    "get_receiver",
-    "receivers",
-    "update_receiver",
 }
 
 #: keystoneauth's service-catalog discovery: with ``auth_type=none`` there is no catalog
@@ -105,7 +94,6 @@ def test_every_proxy_method(herd_server: HerdServer, foreign_process: Any) -> No
         clustering_default_microversion="1.14",
     )
     c = Recorder(conn.clustering)
-    receivers_served = httpx.get(f"{url}/v1/receivers").status_code == 200
 
     # -- types, profiles, policies ---------------------------------------------------------
     assert {t.name for t in c.profile_types()} == {"herd.process-1.0", "herd.sim-1.0"}
@@ -206,23 +194,24 @@ def test_every_proxy_method(herd_server: HerdServer, foreign_process: Any) -> No
     assert all(s.state == "up" for s in c.services())
     assert c.get_build_info().api["version"]
 
-    # -- receivers (pending) ---------------------------------------------------------------
-    receiver_calls: list[Callable[[], Any]] = [
-        lambda: c.create_receiver(
-            name="r", cluster_id=cluster.id, type="webhook", action="CLUSTER_SCALE_OUT"
-        ),
-        lambda: list(c.receivers()),
-        lambda: c.get_receiver("r"),
-        lambda: c.find_receiver("r", ignore_missing=False),
-        lambda: c.update_receiver("r", name="r2"),
-        lambda: c.delete_receiver("r2", ignore_missing=False),
-    ]
-    for call in receiver_calls:
-        if receivers_served:
-            call()
-        else:
-            with pytest.raises(openstack.exceptions.NotFoundException):
-                call()
+    # -- receivers -------------------------------------------------------------------------
+    receiver = c.create_receiver(
+        name="r",
+        cluster_id=cluster.id,
+        type="webhook",
+        action="CLUSTER_SCALE_OUT",
+        params={"count": "1"},
+    )
+    alarm_url = receiver.channel["alarm_url"]
+    assert f"/v1/webhooks/{receiver.id}/trigger?V=2&" in alarm_url
+    assert [r.name for r in c.receivers()] == ["r"]
+    assert c.get_receiver("r").action == "CLUSTER_SCALE_OUT"
+    assert c.find_receiver("r", ignore_missing=False).id == receiver.id
+    assert c.update_receiver("r", name="r2").name == "r2"
+    assert c.get_receiver(receiver.id).name == "r2"
+    c.delete_receiver("r2", ignore_missing=False)
+    with pytest.raises(openstack.exceptions.NotFoundException):
+        c.get_receiver(receiver.id)
 
     # -- the generic adapter methods the proxy inherits ------------------------------------
     assert c.get_endpoint().rstrip("/") == f"{url}/v1"

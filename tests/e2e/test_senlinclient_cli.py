@@ -41,15 +41,6 @@ DELETION_SPEC = {
     "properties": {"criteria": "OLDEST_FIRST", "destroy_after_deletion": True},
 }
 
-#: receivers come with the self-healing work; until /v1/receivers is served they are 404s
-PENDING_RECEIVERS = [
-    "cluster receiver create",
-    "cluster receiver list",
-    "cluster receiver show",
-    "cluster receiver update",
-    "cluster receiver delete",
-]
-
 #: commands herd deliberately does not support (docs/api.md, "python-senlinclient")
 UNSUPPORTED = {
     # ssh into every member's floating address: herd nodes have no network addresses
@@ -357,18 +348,30 @@ def _walk(
         assert text in osc.fails(command, "--script", str(script), "web")
 
     # -- receivers -------------------------------------------------------------------------
-    if httpx.get(f"{url}/v1/receivers").status_code == 200:
-        pytest.fail("/v1/receivers is served now: replace PENDING_RECEIVERS with real checks")
-    pending_args = {
-        "cluster receiver create": ["--cluster", "web", "--action", "CLUSTER_SCALE_OUT", "r"],
-        "cluster receiver list": [],
-        "cluster receiver show": ["r"],
-        "cluster receiver update": ["--name", "r2", "r"],
-        "cluster receiver delete": ["--force", "r"],
-    }
-    for command in PENDING_RECEIVERS:
-        output = osc.fails(command, *pending_args[command])
-        assert "404" in output or "not found" in output.lower(), output
+    receiver = osc.json(
+        "cluster receiver create",
+        "--type", "webhook", "--cluster", "web", "--action", "CLUSTER_SCALE_OUT",
+        "--params", "count=1", "r",
+    )  # fmt: skip
+    # senlinclient prints the channel as its own JSON text
+    alarm_url = json.loads(receiver["channel"])["alarm_url"]
+    assert alarm_url.startswith(f"{url}/v1/webhooks/{receiver['id']}/trigger?V=2&"), alarm_url
+    assert [r["name"] for r in osc.json("cluster receiver list")] == ["r"]
+    shown_receiver = osc.json("cluster receiver show", "r")
+    assert shown_receiver["action"] == "CLUSTER_SCALE_OUT"
+    assert json.loads(shown_receiver["params"]) == {"count": "1"}
+    # show prints the same working URL that create printed (as Senlin did)
+    assert json.loads(shown_receiver["channel"])["alarm_url"] == alarm_url
+    before = len(httpx.get(f"{url}/v1/clusters/web").json()["cluster"]["nodes"])
+    triggered = httpx.post(alarm_url)
+    assert triggered.status_code == 202, triggered.text
+    assert _wait(herd_server, triggered.json()["action"])["status"] == "SUCCEEDED"
+    assert len(httpx.get(f"{url}/v1/clusters/web").json()["cluster"]["nodes"]) == before + 1
+    osc("cluster receiver update", "--name", "r2", "--params", "count=2", "r")
+    assert json.loads(osc.json("cluster receiver show", "r2")["params"]) == {"count": "2"}
+    osc("cluster receiver delete", "--force", "r2")
+    assert "not found" in osc.fails("cluster receiver show", "r2").lower()
+    assert httpx.post(alarm_url).status_code == 404
 
     # -- teardown --------------------------------------------------------------------------
     osc("cluster node delete", "--force", "legacy")

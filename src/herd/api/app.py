@@ -38,9 +38,11 @@ from herd.api.routers import (
     nodes,
     operations,
     profiles,
+    receivers,
     relocation,
     types,
     versions,
+    webhooks,
 )
 from herd.api.routers import policies as policy_routes
 from herd.api.routers import services as service_routes
@@ -181,6 +183,8 @@ def create_app(
         cluster_metadata,
         operations,
         relocation,
+        receivers,
+        webhooks,
     ):
         app.include_router(module.router)
     install_openapi(app)

@@ -26,6 +26,7 @@ from herd.store.models import (
     NodeRow,
     PolicyRow,
     ProfileRow,
+    ReceiverRow,
 )
 
 V1_13 = APIVersion(1, 13)
@@ -311,3 +312,22 @@ def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[dict[s
         )
         for row in rows
     ]
+
+
+def receiver_view(row: ReceiverRow) -> dict[str, Any]:
+    """A receiver as Senlin shows it, its channel with the URLs that trigger it."""
+    return {
+        "id": row.id,
+        "name": row.name,
+        "type": row.type,
+        "cluster_id": row.cluster_id,
+        "action": row.action,
+        "actor": row.actor or {},
+        "params": row.params or {},
+        "channel": row.channel or {},
+        "user": row.user,
+        "project": row.project,
+        "domain": row.domain,
+        "created_at": isotime(row.created_at),
+        "updated_at": isotime(row.updated_at),
+    }

@@ -18,6 +18,7 @@ from herd.cli import (
     nodes,
     policies,
     profiles,
+    receivers,
     server,
     tokens,
 )
@@ -87,6 +88,7 @@ app.add_typer(clusters.app, name="cluster")
 app.add_typer(nodes.app, name="node")
 app.add_typer(actions.app, name="action")
 app.add_typer(events.app, name="event")
+app.add_typer(receivers.app, name="receiver")
 app.add_typer(deletions.app, name="deletions")
 app.add_typer(tokens.app, name="token")
 server.register(app)

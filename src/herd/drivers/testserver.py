@@ -21,12 +21,38 @@ from pathlib import Path
 from types import FrameType
 
 
+class LoadGauge:
+    """The load this server reports (one server per process), for Prometheus.
+
+    ``GET /metrics`` serves it as the ``herd_testserver_load`` gauge in Prometheus' text
+    format; ``PUT /control/load`` with ``{"load": 90}`` sets it (0 at start), so a test
+    can make Prometheus alert on a member's load.
+    """
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def exposition(self) -> str:
+        return (
+            "# HELP herd_testserver_load Load reported by the test server "
+            "(set with PUT /control/load).\n"
+            "# TYPE herd_testserver_load gauge\n"
+            f"herd_testserver_load {self.value:g}\n"
+        )
+
+
+LOAD = LoadGauge()
+
+
 class _Handler(BaseHTTPRequestHandler):
     unhealthy_file: Path | None = None
     forced_health: dict[str, int] = {}  # replaced by one dict per server in main()
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
+        if path == "/metrics":
+            self._metrics()
+            return
         if path not in ("/", "/health"):
             self._answer(404, {"error": "not found"})
             return
@@ -72,6 +98,29 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         # Health probes every few hundred milliseconds would flood the node log.
         pass
+
+    # -- load gauge for Prometheus ------------------------------------------------------
+
+    def do_PUT(self) -> None:
+        if self.path.split("?", 1)[0] != "/control/load":
+            self._answer(404, {"error": "not found"})
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"null")
+            LOAD.value = float(body["load"] if isinstance(body, dict) else body)
+        except (ValueError, TypeError, KeyError):
+            self._answer(400, {"error": 'expected {"load": <number>}'})
+            return
+        self._answer(200, {"load": LOAD.value})
+
+    def _metrics(self) -> None:
+        payload = LOAD.exposition().encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
 
 
 def main(argv: list[str] | None = None) -> int:

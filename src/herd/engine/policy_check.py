@@ -16,6 +16,7 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
 from herd.policies.base import PolicyContext
 from herd.policies.checks import BoundPolicy, run_checks
+from herd.policies.scaling import ScalingPolicy
 from herd.store import bindings
 from herd.store.snapshots import load_cluster_snapshot
 from herd.types import Phase
@@ -32,6 +33,9 @@ def load_bound(ctx: EngineContext, session: Session, cluster_id: str) -> list[Bo
     loaded = []
     for binding, policy in bindings.enabled_policies(session, cluster_id):
         _, instance = ctx.policies.create(policy.spec)
+        if isinstance(instance, ScalingPolicy):
+            # Senlin's cooldown text names the policy by its id ("Policy <id> cooldown ...").
+            instance.policy_id = policy.id
         loaded.append(BoundPolicy(binding.id, policy.name, instance, binding.last_op))
     return loaded
 

@@ -350,3 +350,40 @@ class ApiServiceRow(Base):
     pid: Mapped[int] = mapped_column(Integer)
     started_at: Mapped[float] = mapped_column(Float)
     heartbeat_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+# -- receivers (webhooks and Alertmanager notifications) ------------------------------------
+
+
+class ReceiverRow(OwnedMixin, Base):
+    """A receiver (Senlin's ``receiver``): an outside signal that starts an action on a cluster.
+
+    ``secret`` is the webhook secret its URLs carry; ``channel`` holds those URLs as
+    they were built when the receiver was created or its secret last rotated.
+    """
+
+    __tablename__ = "receivers"
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), index=True)
+    type: Mapped[str] = mapped_column(String(32))
+    cluster_id: Mapped[str | None] = mapped_column(ID, nullable=True, index=True)
+    action: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    actor: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    channel: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    secret: Mapped[str] = mapped_column(String(64))
+
+
+class ReceiverAlertRow(Base):
+    """A firing Alertmanager alert a receiver has acted on (deduplicates repeated deliveries)."""
+
+    __tablename__ = "receiver_alerts"
+    __table_args__ = (UniqueConstraint("receiver_id", "alert_key", name="uq_receiver_alert"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    receiver_id: Mapped[str] = mapped_column(ID, index=True)
+    #: SHA-256 of the group key, the alert's fingerprint (or labels) and its startsAt
+    alert_key: Mapped[str] = mapped_column(String(64))
+    action_id: Mapped[str | None] = mapped_column(ID, nullable=True)
+    received_at: Mapped[float] = mapped_column(Float)

@@ -115,4 +115,35 @@ def sample_bodies(ids: dict[str, str]) -> dict[Route, list[Any]]:
         ("POST", "/v1/clusters/{cluster_id}/ops"): [
             {"signal": {"params": {"signal": "SIGHUP"}, "filters": {"role": "web"}}}
         ],
+        ("POST", "/v1/receivers"): [
+            {
+                "receiver": {
+                    "name": "rb",
+                    "type": "webhook",
+                    "cluster_id": cluster,
+                    "action": "CLUSTER_SCALE_OUT",
+                    "params": {"count": 1},
+                }
+            }
+        ],
+        ("PATCH", "/v1/receivers/{receiver_id}"): [
+            {"receiver": {"name": "renamed", "params": {"count": 2}}}
+        ],
+        ("POST", "/v1/webhooks/{receiver_id}/trigger"): [{"params": {"count": 1}}],
+        ("POST", "/v1/webhooks/{receiver_id}/alertmanager"): [
+            {
+                "version": "4",
+                "status": "firing",
+                "groupKey": '{}:{alertname="HighLoad"}',
+                "receiver": "herd",
+                "alerts": [
+                    {
+                        "status": "firing",
+                        "labels": {"alertname": "HighLoad"},
+                        "startsAt": "2026-11-23T10:00:00Z",
+                        "fingerprint": "a1b2c3",
+                    }
+                ],
+            }
+        ],
     }

@@ -55,6 +55,9 @@ OPEN: dict[tuple[str, str], str] = {
     ("GET", "/ui/"): DASHBOARD,
     ("GET", "/ui/{page}"): DASHBOARD,
 }
+WEBHOOK = "the secret in the URL is the credential (alarm senders have no token); 404 without it"
+OPEN[("POST", "/v1/webhooks/{receiver_id}/trigger")] = WEBHOOK
+OPEN[("POST", "/v1/webhooks/{receiver_id}/alertmanager")] = WEBHOOK
 OPEN_MOUNTS = {"/ui/static": DASHBOARD}
 
 #: routes only an admin may call (members and agents get 403)
@@ -84,6 +87,7 @@ RESOURCE_PARAMS = {
     "policy_id": "policy",
     "action_id": "action",
     "event_id": "event",
+    "receiver_id": "receiver",
 }
 
 
@@ -197,6 +201,20 @@ def _build(client: TestClient) -> World:
     )
     assert wait_for_action(client, r.headers["Location"], headers=a)["status"] == "SUCCEEDED"
     (node,) = client.get("/v1/nodes", params={"cluster_id": cluster}, headers=a).json()["nodes"]
+    r = client.post(
+        "/v1/receivers",
+        json={
+            "receiver": {
+                "name": "ra",
+                "type": "webhook",
+                "cluster_id": cluster,
+                "action": "CLUSTER_SCALE_OUT",
+            }
+        },
+        headers=a,
+    )
+    assert r.status_code == 201, r.text
+    receiver = r.json()["receiver"]["id"]
     events = client.get("/v1/events", headers=a).json()["events"]
     ids = {
         "profile": profile,
@@ -205,6 +223,7 @@ def _build(client: TestClient) -> World:
         "node": node["id"],
         "action": create.rsplit("/", 1)[1],
         "event": events[0]["id"],
+        "receiver": receiver,
     }
     routes, _mounts = app_routes(client.app)  # type: ignore[arg-type]
     return World(client, ProjectA(ids), who, routes, first_bodies(ids))
@@ -243,7 +262,7 @@ def _snapshot(world: World) -> Any:
             json.dumps(item, sort_keys=True)
             for item in world.client.get(f"/v1/{kind}", headers=admin).json()[kind]
         )
-        for kind in ("profiles", "policies", "clusters", "nodes", "actions")
+        for kind in ("profiles", "policies", "clusters", "nodes", "actions", "receivers")
     }
 
 

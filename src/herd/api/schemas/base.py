@@ -237,8 +237,8 @@ def _message(model: type[RequestModel], error: ErrorDetails) -> str:
     return f"Invalid value for '{_field(loc)}': {error.get('msg', 'invalid')}."
 
 
-def _to_invalid(model: type[RequestModel], exc: ValidationError) -> InvalidRequest:
-    problems = sorted(exc.errors(), key=lambda e: _PRIORITY.get(e["type"], 2))
+def _to_invalid(model: type[RequestModel], errors: list[ErrorDetails]) -> InvalidRequest:
+    problems = sorted(errors, key=lambda e: _PRIORITY.get(e["type"], 2))
     first = problems[0]
     if first["type"] == "extra_forbidden":
         parent = tuple(first["loc"][:-1])
@@ -291,7 +291,32 @@ def parse_body(
     try:
         return model.model_validate(dict(data), context=dict(context or {}))
     except ValidationError as exc:
-        raise _to_invalid(model, exc) from None
+        raise _to_invalid(model, exc.errors()) from None
+
+
+def check_given(
+    model: type[RequestModel],
+    raw: Any,
+    *,
+    label: str | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> None:
+    """Validate only the keys ``raw`` gives: like :func:`parse_body`, but a missing
+    required key is no error.
+
+    For parameters that are completed later, such as a receiver's stored ``params``,
+    which each trigger of its webhook may complete before the whole is parsed.
+    """
+    if raw is None:
+        return
+    if not isinstance(raw, Mapping):
+        raise InvalidRequest(model.not_a_map_message(label), field=label or "body")
+    try:
+        model.model_validate(dict(raw), context=dict(context or {}))
+    except ValidationError as exc:
+        problems = [error for error in exc.errors() if error["type"] != "missing"]
+        if problems:
+            raise _to_invalid(model, problems) from None
 
 
 def openapi_body(

@@ -1,0 +1,96 @@
+"""``/v1/receivers``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Request, Response
+
+from herd.api import pagination
+from herd.api.auth import Context
+from herd.api.deps import Services, ServicesDep
+from herd.api.microversion import require
+from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.schemas.receivers import ReceiverCreate, ReceiverUpdate
+from herd.api.services import receivers as service
+from herd.api.views import receiver_view
+from herd.store import receivers as store
+from herd.store.models import ReceiverRow
+
+router = APIRouter(prefix="/v1/receivers", tags=["receivers"])
+
+LIST_SPEC = pagination.ListSpec(
+    model=ReceiverRow,
+    sort_keys={
+        "name": ReceiverRow.name,
+        "type": ReceiverRow.type,
+        "action": ReceiverRow.action,
+        "cluster_id": ReceiverRow.cluster_id,
+        "created_at": ReceiverRow.created_at,
+        "user": ReceiverRow.user,
+    },
+    default_sort=("created_at",),
+    filters={
+        "name": ReceiverRow.name,
+        "type": ReceiverRow.type,
+        "cluster_id": ReceiverRow.cluster_id,
+        "action": ReceiverRow.action,
+        "user": ReceiverRow.user,
+    },
+)
+
+
+def base_url(request: Request, services: Services) -> str:
+    """Where the receiver's URLs point: the configured base, else where this request came."""
+    return services.settings.webhook_base_url or str(request.base_url)
+
+
+@router.get("")
+def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    params = pagination.parse(request.query_params, LIST_SPEC)
+    scope = ctx.list_scope(params.global_project)
+    with services.database.read() as session:
+        rows = pagination.apply(session, store.select_receivers(), LIST_SPEC, params, scope)
+        return {"receivers": [receiver_view(row) for row in rows]}
+
+
+@router.post("", status_code=201, openapi_extra=openapi_body(ReceiverCreate, envelope="receiver"))
+def create_receiver(
+    request: Request, services: ServicesDep, ctx: Context, body: Any = Body(None)
+) -> dict[str, Any]:
+    parsed = parse_body(ReceiverCreate, body, envelope="receiver")
+    with services.database.write() as session:
+        row = service.create_receiver(session, services, ctx, parsed, base_url(request, services))
+        session.flush()
+        return {"receiver": receiver_view(row)}
+
+
+@router.get("/{receiver_id}")
+def get_receiver(receiver_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+    with services.database.read() as session:
+        return {"receiver": receiver_view(service.find_receiver(session, ctx, receiver_id))}
+
+
+@router.patch("/{receiver_id}", openapi_extra=openapi_body(ReceiverUpdate, envelope="receiver"))
+def update_receiver(
+    receiver_id: str,
+    request: Request,
+    services: ServicesDep,
+    ctx: Context,
+    body: Any = Body(None),
+) -> dict[str, Any]:
+    require(ctx.version, "1.7")
+    parsed = parse_body(ReceiverUpdate, body, envelope="receiver")
+    with services.database.write() as session:
+        row = service.update_receiver(
+            session, services, ctx, receiver_id, parsed, base_url(request, services)
+        )
+        session.flush()
+        return {"receiver": receiver_view(row)}
+
+
+@router.delete("/{receiver_id}", status_code=204)
+def delete_receiver(receiver_id: str, services: ServicesDep, ctx: Context) -> Response:
+    with services.database.write() as session:
+        service.delete_receiver(session, services, ctx, receiver_id)
+    return Response(status_code=204)
