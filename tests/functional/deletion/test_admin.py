@@ -17,20 +17,26 @@ from tests.waiting import wait_for_action
 from herd.api.auth import AGENT_REFUSED
 from herd.config import Settings
 from herd.regions import RegionalCopy
+from herd.store import actions as action_store
 from herd.store import locks, tombstones
 from herd.store.models import ActionRow, ClusterLockRow, ClusterRow, EngineRow, EventRow, NodeRow
-from herd.types import LockScope
+from herd.types import ActionName, ActionStatus, LockScope
 
 
 def _deleting_cluster(c: Callers) -> tuple[str, str]:
     profile = c.client.post(
         "/v1/profiles", json={"profile": {"name": "p", "spec": SIM_SPEC}}, headers=c.member
     ).json()["profile"]["id"]
-    cid = c.client.post(
+    created = c.client.post(
         "/v1/clusters", json={"cluster": {"name": "c", "profile_id": profile}}, headers=c.member
-    ).json()["cluster"]["id"]
+    )
+    cid = created.json()["cluster"]["id"]
     with services(c.client).database.write() as session:
+        # As if an engine had created it: ACTIVE, its create action done.
         session.get(ClusterRow, cid).status = "ACTIVE"  # type: ignore[union-attr]
+        create = session.get(ActionRow, created.headers["Location"].rsplit("/", 1)[1])
+        assert create is not None
+        create.status = "SUCCEEDED"
         session.add(
             NodeRow(
                 id="m" * 36, name="m", cluster_id=cid, profile_id=profile, init_at=1.0, project="p1"
@@ -117,6 +123,17 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
     c = Callers(client, issue_tokens(services(client).database))
     cid, action_id = _deleting_cluster(c)
     _stuck(c, action_id)
+    with services(client).database.write() as session:
+        # An action queued on the cluster behind the deletion (waiting, never run)
+        waiting = action_store.new_action(
+            action=ActionName.CLUSTER_CHECK,
+            target=cid,
+            cluster_id=cid,
+            project="p1",
+            status=ActionStatus.WAITING,
+            now=time.time(),
+        )
+        session.add(waiting)
     regions = services(client).extra["regions"]
     for backend in regions.backends.values():
         backend.create_from(cid, lambda: RegionalCopy(cid, "c", "p1", 0, "x"), "test")
@@ -147,6 +164,9 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
     assert f"action {action_id} cancelled" in cleaned
     assert "regional copies" in cleaned and "cluster row" in cleaned
     assert "1 member(s) made orphans" in cleaned
+    assert "1 other action(s) cancelled" in cleaned
+    queued = c.client.get(f"/v1/actions/{waiting.id}", headers=c.admin).json()["action"]
+    assert queued["status"] == "CANCELLED"
     assert all(b.get(cid) is None for b in regions.backends.values())
     assert c.client.get(f"/v1/clusters/{cid}", headers=c.member).status_code == 404
     stopped = c.client.get(f"/v1/actions/{action_id}", headers=c.admin).json()["action"]

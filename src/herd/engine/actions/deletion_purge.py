@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.orm import Session
 
 from herd.engine.execution import ActionExecution, Outcome
@@ -69,6 +69,22 @@ def _stop_deletion(session: Session, action_id: str | None, now: float) -> list[
     return cleaned
 
 
+def _stop_others(session: Session, resource_id: str, purge_id: str, now: float) -> list[str]:
+    """Cancel the other unfinished actions on the purged resource (e.g. a create still queued
+    when the deletion began): their target is about to disappear, and a lock one of them
+    took after the deletion's was released would outlive the resource."""
+    others = session.scalars(
+        select(ActionRow).where(
+            or_(ActionRow.target == resource_id, ActionRow.cluster_id == resource_id),
+            ActionRow.id != purge_id,
+            ActionRow.status.not_in([s.value for s in ActionStatus if s.is_final]),
+        )
+    ).all()
+    for action in others:
+        _cancel(session, action, now)
+    return [f"{len(others)} other action(s) cancelled"] if others else []
+
+
 def _detach_cluster(session: Session, cluster_id: str) -> list[str]:
     session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster_id))
     session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster_id))
@@ -91,6 +107,7 @@ class PurgeHandlers:
         resource_id, ctx = ex.target, ex.ctx
         with ctx.database.write() as session:
             cleaned = _stop_deletion(session, ex.inputs.get("deletion_action"), ctx.now())
+            cleaned += _stop_others(session, resource_id, ex.id, ctx.now())
         if kind == "cluster" and ctx.regions_delete is not None:
             # Outside any transaction: the regional stores may be slow or down.
             error = ctx.regions_delete(ClusterRow(id=resource_id))
