@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     #: base of the URLs receivers hand out (``<base>/v1/webhooks/...``), e.g. the address
     #: Prometheus' Alertmanager reaches herd at; by default the address a request came to
     webhook_base_url: str | None = None
+    #: the key receivers' webhook secrets are derived from (api/webhook_key.py); by default
+    #: ``<data_dir>/webhook.key``, made on first start. Every API process must share it.
+    webhook_key: SecretStr | None = None
 
     regions: list[RegionConfig] = Field(default_factory=list)
     #: a deletion older than this (seconds) may be purged by an admin
@@ -84,6 +87,10 @@ class Settings(BaseSettings):
     def sim_state_file(self) -> Path | None:
         """Where ``herd.sim`` keeps its servers when they are shared (None: in memory)."""
         return self.data_dir / "sim-servers.sqlite" if self.sim_shared_state else None
+
+    def webhook_key_file(self) -> Path:
+        """Where the webhook key is kept when ``webhook_key`` is not set."""
+        return self.data_dir / "webhook.key"
 
     def database_url(self) -> str:
         if self.db_url:

@@ -47,6 +47,7 @@ from herd.api.routers import (
 from herd.api.routers import policies as policy_routes
 from herd.api.routers import services as service_routes
 from herd.api.ui import install_ui
+from herd.api.webhook_key import load_webhook_key
 from herd.config import Settings
 from herd.store.database import Database
 
@@ -110,6 +111,7 @@ def create_app(
         policies=policies if policies is not None else _default_policies(),
         clock=clock or time.time,
         tombstones=tombstones,
+        webhook_key=load_webhook_key(settings),
     )
     run_engine = settings.run_engine if start_engine is None else start_engine
     owns_regions = regions is None and bool(settings.regions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ class Services:
     #: False only in tests that show what tombstones prevent (no setting turns them off)
     tombstones: bool = True
     engine: Any = None
+    #: what receivers' webhook secrets are derived from (api/webhook_key.py)
+    webhook_key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     extra: dict[str, Any] = field(default_factory=dict)
     #: this process's Prometheus collectors (the engine in the same process shares them)
     metrics: HerdMetrics = field(default_factory=HerdMetrics)

@@ -314,7 +314,7 @@ def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[dict[s
     ]
 
 
-def receiver_view(row: ReceiverRow) -> dict[str, Any]:
+def receiver_view(row: ReceiverRow, channel: dict[str, str]) -> dict[str, Any]:
     """A receiver as Senlin shows it, its channel with the URLs that trigger it."""
     return {
         "id": row.id,
@@ -324,7 +324,7 @@ def receiver_view(row: ReceiverRow) -> dict[str, Any]:
         "action": row.action,
         "actor": row.actor or {},
         "params": row.params or {},
-        "channel": row.channel or {},
+        "channel": channel,
         "user": row.user,
         "project": row.project,
         "domain": row.domain,

@@ -118,15 +118,15 @@ class Database:
             # may keep reading the detached objects it returned.
             session.close()
 
-    def migrate(self) -> None:
-        """Bring the schema to the newest Alembic revision."""
+    def migrate(self, revision: str = "head") -> None:
+        """Bring the schema to the newest Alembic revision (or to ``revision``)."""
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS_DIR))
         for attempt in range(5):
             try:
                 with self.write_engine.connect() as connection:
                     config.attributes["connection"] = connection
-                    command.upgrade(config, "head")
+                    command.upgrade(config, revision)
                     connection.commit()
                 return
             except OperationalError:

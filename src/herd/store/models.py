@@ -358,8 +358,9 @@ class ApiServiceRow(Base):
 class ReceiverRow(OwnedMixin, Base):
     """A receiver (Senlin's ``receiver``): an outside signal that starts an action on a cluster.
 
-    ``secret`` is the webhook secret its URLs carry; ``channel`` holds those URLs as
-    they were built when the receiver was created or its secret last rotated.
+    Its URLs carry a secret derived from the webhook key, the id and ``secret_salt``;
+    only the secret's SHA-256 (``secret_hash``) is stored (store/receivers.py).
+    ``webhook_base`` is where its URLs point.
     """
 
     __tablename__ = "receivers"
@@ -371,8 +372,10 @@ class ReceiverRow(OwnedMixin, Base):
     action: Mapped[str | None] = mapped_column(String(64), nullable=True)
     actor: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    channel: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    secret: Mapped[str] = mapped_column(String(64))
+    webhook_base: Mapped[str] = mapped_column(String(1024), default="")
+    #: None for a receiver whose secret herd cannot derive (made before derived secrets)
+    secret_salt: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
 
 
 class ReceiverAlertRow(Base):

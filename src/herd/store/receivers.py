@@ -1,17 +1,25 @@
 """Receivers and the Alertmanager alerts they acted on.
 
-A webhook receiver's URL carries a secret. The secret is stored as it is, because
-the URL is shown to whoever may read the receiver, as Senlin showed ``alarm_url``
-(``openstack cluster receiver create`` reads the receiver back to print it); a given
-secret is compared with the stored one in constant time, and rotating it makes the
-old URLs stop working. The alert keys of
-``receiver_alerts`` are inserted with a plain INSERT guarded by a unique
-constraint, inside a savepoint, so that two deliveries of one notification racing
-each other trigger one action.
+A webhook receiver's URL carries a secret, and the database keeps only the
+secret's SHA-256 digest. The secret itself is derived, not stored: an HMAC under
+the webhook key (a file or setting outside the database) of the receiver's id and
+a random salt. So whoever may read the receiver sees its URLs in every view, as
+Senlin showed ``alarm_url`` (``openstack cluster receiver create`` reads the
+receiver back to print it), while a copy of the database alone can neither show
+nor forge a working URL. A given secret is hashed and compared with the digest in
+constant time; rotating the salt makes the old URLs stop working. Under another
+webhook key (the key file lost or replaced) the stored digests still verify the
+old URLs, but herd cannot show them again until the secret is rotated.
+
+The alert keys of ``receiver_alerts`` are inserted with a plain INSERT guarded by
+a unique constraint, inside a savepoint, so that two deliveries of one
+notification racing each other trigger one action.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import secrets
 import uuid
@@ -24,26 +32,57 @@ from sqlalchemy.orm import Session
 
 from herd.store.models import ReceiverAlertRow, ReceiverRow
 
-SECRET_BYTES = 32
-#: what an unknown receiver id is compared with, so that it costs what a wrong secret costs
-_NO_SECRET = "herd: no such receiver, compared so that it costs what a wrong secret costs"
+SALT_BYTES = 16
+#: what an unknown receiver's secret is compared with, so that it costs what a wrong one costs
+_NO_DIGEST = hashlib.sha256(b"herd: no such receiver").hexdigest()
 
 
-def new_secret() -> str:
-    """A fresh webhook secret: 32 random bytes, URL-safe (43 characters)."""
-    return secrets.token_urlsafe(SECRET_BYTES)
+def new_salt() -> str:
+    """A fresh salt for a receiver's secret: 16 random bytes, hex (32 characters)."""
+    return secrets.token_hex(SALT_BYTES)
 
 
-def secret_matches(stored: str | None, given: str | None) -> bool:
-    """True when ``given`` is the receiver's secret ``stored``.
+def derive_secret(key: bytes, receiver_id: str, salt: str) -> str:
+    """The secret a receiver's URLs carry: HMAC-SHA256(key, "<id>:<salt>"), URL-safe.
 
-    The two are compared with :func:`hmac.compare_digest` (as bytes, so any text is
-    accepted); a missing receiver (``stored`` None) or a missing secret is compared
-    too, then refused, so neither answers faster than a wrong secret.
+    43 characters of base64url (256 bits), unguessable without the webhook key.
     """
-    expected = (stored or _NO_SECRET).encode("utf-8")
-    same = hmac.compare_digest((given or "").encode("utf-8"), expected)
-    return same and stored is not None and bool(given)
+    mac = hmac.new(key, f"{receiver_id}:{salt}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode("ascii")
+
+
+def secret_digest(secret: str) -> str:
+    """What the database keeps of a secret: its SHA-256, hex."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def secret_matches(stored_digest: str | None, given: str | None) -> bool:
+    """True when ``given`` is the secret whose digest is ``stored_digest``.
+
+    Digests are compared with :func:`hmac.compare_digest`; a missing receiver
+    (``stored_digest`` None) or a missing secret is hashed and compared too, then
+    refused, so neither answers faster than a wrong secret.
+    """
+    expected = stored_digest or _NO_DIGEST
+    same = hmac.compare_digest(secret_digest(given or ""), expected)
+    return same and stored_digest is not None and bool(given)
+
+
+def secret_of(row: ReceiverRow, key: bytes) -> str | None:
+    """The receiver's secret under this webhook key; None when the key is not the one
+    it was made under (or the receiver predates derived secrets), so the URLs cannot
+    be shown until the secret is rotated."""
+    if not row.secret_salt:
+        return None
+    secret = derive_secret(key, row.id, row.secret_salt)
+    return secret if secret_matches(row.secret_hash, secret) else None
+
+
+def _set_secret(row: ReceiverRow, key: bytes) -> str:
+    row.secret_salt = new_salt()
+    secret = derive_secret(key, row.id, row.secret_salt)
+    row.secret_hash = secret_digest(secret)
+    return secret
 
 
 def new_receiver(
@@ -56,9 +95,10 @@ def new_receiver(
     user: str,
     project: str,
     now: float,
+    webhook_base: str,
+    key: bytes,
 ) -> tuple[ReceiverRow, str]:
     """Build (not add) a receiver row; return it with its secret."""
-    secret = new_secret()
     row = ReceiverRow(
         id=str(uuid.uuid4()),
         name=name,
@@ -67,22 +107,19 @@ def new_receiver(
         action=action,
         actor={},
         params=params,
-        channel={},
-        secret=secret,
+        webhook_base=webhook_base,
         user=user,
         project=project,
         domain="",
         created_at=now,
         updated_at=None,
     )
-    return row, secret
+    return row, _set_secret(row, key)
 
 
-def rotate_secret(row: ReceiverRow) -> str:
-    """Give the receiver a new secret (the old URL stops working); return the secret."""
-    secret = new_secret()
-    row.secret = secret
-    return secret
+def rotate_secret(row: ReceiverRow, key: bytes) -> str:
+    """Give the receiver a new secret (the old URLs stop working); return the secret."""
+    return _set_secret(row, key)
 
 
 def get_by_id(session: Session, receiver_id: str) -> ReceiverRow | None:

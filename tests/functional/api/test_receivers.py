@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import (
     SIM_SPEC,
@@ -89,7 +91,11 @@ def test_create_answers_senlin_body_with_the_urls(client: TestClient, cluster: s
     assert [r["channel"] for r in listed if r["id"] == rid] == [receiver["channel"]]
     with services(client).database.read() as session:
         row = session.get(ReceiverRow, rid)
-        assert row is not None and row.secret == secret
+        assert row is not None
+        # The database keeps the secret's digest, never the secret or a URL carrying it.
+        assert row.secret_hash == hashlib.sha256(secret.encode()).hexdigest()
+        stored = session.execute(select(ReceiverRow.__table__).where(ReceiverRow.id == rid)).one()
+        assert not [value for value in stored if secret in str(value)]
         events = [e.action for e in session.query(EventRow).filter(EventRow.oid == rid)]
         assert events == ["RECEIVER_CREATE"]
 
@@ -304,6 +310,33 @@ def test_rotate_secret(client: TestClient, cluster: str) -> None:
     assert new_url != old_url
     shown = client.get(f"/v1/receivers/{receiver['id']}").json()["receiver"]
     assert shown["channel"]["alarm_url"].replace("http://testserver", "") == new_url
+    assert client.post(old_url).status_code == 404
+    assert client.post(new_url).status_code == 202
+
+
+def test_another_webhook_key_shows_no_urls_until_the_secret_is_rotated(
+    client: TestClient, cluster: str
+) -> None:
+    # As after a restart with another HERD_WEBHOOK_KEY or a lost key file: the stored
+    # digest still checks the URLs handed out before, but herd cannot show them again.
+    receiver = create(client, "web")
+    old_url = receiver["channel"]["alarm_url"].replace("http://testserver", "")
+    services(client).webhook_key = b"another key"
+    shown = client.get(f"/v1/receivers/{receiver['id']}").json()["receiver"]
+    assert shown["channel"] == {}
+    assert client.post(old_url).status_code == 202
+    finish_actions(client)
+    r = client.patch(
+        f"/v1/receivers/{receiver['id']}",
+        json={"receiver": {"rotate_secret": True}},
+        headers=mv("1.7"),
+    )
+    assert r.status_code == 200, r.text
+    new_url = r.json()["receiver"]["channel"]["alarm_url"].replace("http://testserver", "")
+    assert (
+        client.get(f"/v1/receivers/{receiver['id']}").json()["receiver"]["channel"]
+        == (r.json()["receiver"]["channel"])
+    )
     assert client.post(old_url).status_code == 404
     assert client.post(new_url).status_code == 202
 

@@ -40,6 +40,10 @@ LIST_SPEC = pagination.ListSpec(
 )
 
 
+def _shown(row: ReceiverRow, services: Services) -> dict[str, Any]:
+    return receiver_view(row, service.channel(row, services.webhook_key))
+
+
 def base_url(request: Request, services: Services) -> str:
     """Where the receiver's URLs point: the configured base, else where this request came."""
     return services.settings.webhook_base_url or str(request.base_url)
@@ -51,7 +55,7 @@ def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dic
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
         rows = pagination.apply(session, store.select_receivers(), LIST_SPEC, params, scope)
-        return {"receivers": [receiver_view(row) for row in rows]}
+        return {"receivers": [_shown(row, services) for row in rows]}
 
 
 @router.post("", status_code=201, openapi_extra=openapi_body(ReceiverCreate, envelope="receiver"))
@@ -62,13 +66,13 @@ def create_receiver(
     with services.database.write() as session:
         row = service.create_receiver(session, services, ctx, parsed, base_url(request, services))
         session.flush()
-        return {"receiver": receiver_view(row)}
+        return {"receiver": _shown(row, services)}
 
 
 @router.get("/{receiver_id}")
 def get_receiver(receiver_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
     with services.database.read() as session:
-        return {"receiver": receiver_view(service.find_receiver(session, ctx, receiver_id))}
+        return {"receiver": _shown(service.find_receiver(session, ctx, receiver_id), services)}
 
 
 @router.patch("/{receiver_id}", openapi_extra=openapi_body(ReceiverUpdate, envelope="receiver"))
@@ -86,7 +90,7 @@ def update_receiver(
             session, services, ctx, receiver_id, parsed, base_url(request, services)
         )
         session.flush()
-        return {"receiver": receiver_view(row)}
+        return {"receiver": _shown(row, services)}
 
 
 @router.delete("/{receiver_id}", status_code=204)

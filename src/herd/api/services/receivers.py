@@ -106,9 +106,16 @@ def target_cluster(session: Session, scope: Any, identity: str) -> ClusterRow:
     return cluster
 
 
-def channel(base_url: str, receiver_id: str, secret: str) -> dict[str, str]:
-    """The URLs a webhook receiver answers on (Senlin's ``alarm_url``, herd's Alertmanager one)."""
-    base = f"{base_url.rstrip('/')}/v1/webhooks/{receiver_id}"
+def channel(row: ReceiverRow, key: bytes) -> dict[str, str]:
+    """The URLs a webhook receiver answers on (Senlin's ``alarm_url``, herd's Alertmanager one).
+
+    Empty when the secret cannot be derived under this webhook key (see
+    store/receivers.py): the old URLs still work, and rotating the secret shows new ones.
+    """
+    secret = store.secret_of(row, key)
+    if secret is None:
+        return {}
+    base = f"{row.webhook_base.rstrip('/')}/v1/webhooks/{row.id}"
     return {
         "alarm_url": f"{base}/trigger?V=2&secret={secret}",
         "alertmanager_url": f"{base}/alertmanager?secret={secret}",
@@ -122,7 +129,7 @@ def create_receiver(
     request: ReceiverCreate,
     base_url: str,
 ) -> ReceiverRow:
-    """Store a webhook receiver, its channel holding the URLs with their secret."""
+    """Store a webhook receiver (its secret's digest, and where its URLs point)."""
     if request.type is None:
         raise InvalidRequest("'type' is a required property", field="type")
     if request.type == MESSAGE:
@@ -143,7 +150,7 @@ def create_receiver(
     action, spec = receiver_action(request.action)
     params = check_params(services, spec, request.params)
     cluster = target_cluster(session, ctx.scope(), request.cluster_id)
-    row, secret = store.new_receiver(
+    row, _secret = store.new_receiver(
         name=request.name,
         type_=WEBHOOK,
         cluster_id=cluster.id,
@@ -152,8 +159,9 @@ def create_receiver(
         user=ctx.user,
         project=ctx.project,
         now=services.now(),
+        webhook_base=base_url,
+        key=services.webhook_key,
     )
-    row.channel = channel(base_url, row.id, secret)
     session.add(row)
     sync_event(session, services, ctx, "receiver", row, "RECEIVER_CREATE")
     return row
@@ -194,7 +202,8 @@ def update_receiver(
         row.params = params
         changed = True
     if request.rotate_secret:
-        row.channel = channel(base_url, row.id, store.rotate_secret(row))
+        store.rotate_secret(row, services.webhook_key)
+        row.webhook_base = base_url
         changed = True
     if not changed:
         raise InvalidRequest("No property needs an update.")

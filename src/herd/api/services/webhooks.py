@@ -47,7 +47,7 @@ class AlertOutcome:
 def authenticate(session: Session, receiver_id: str, secret: str | None) -> ReceiverRow:
     """The receiver whose URL this is; 404 alike for an unknown id and a wrong secret."""
     row = store.get_by_id(session, receiver_id)
-    if not store.secret_matches(row.secret if row is not None else None, secret):
+    if not store.secret_matches(row.secret_hash if row is not None else None, secret):
         raise NotFound("receiver", receiver_id)
     assert row is not None  # secret_matches is False without a row
     return row
