@@ -28,7 +28,8 @@ def _routes_with_a_body() -> list[tuple[str, str]]:
     found = []
     for info in pkgutil.iter_modules(herd.api.routers.__path__):
         module = importlib.import_module(f"herd.api.routers.{info.name}")
-        for route in module.router.routes:
+        router = getattr(module, "router", None)  # spec_resources builds routers for others
+        for route in router.routes if router is not None else ():
             if isinstance(route, APIRoute) and route.body_field is not None:
                 found += [(route.path, method.lower()) for method in route.methods or ()]
     return found

@@ -19,7 +19,7 @@ from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import require
 from herd.api.schemas.nodes import NodeAdopt, NodeAdoptPreview
-from herd.api.services.profiles import sync_event
+from herd.api.services.spec_resources import sync_event
 from herd.drivers.adoption import AdoptedResource, AdoptionDriver
 from herd.errors import Conflict, InvalidRequest
 from herd.store.events import record

@@ -1,24 +1,19 @@
-"""Profiles: synchronous create, update and delete with an event."""
+"""Profiles: how their specs are validated, and what sets them apart from policies."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
-from sqlalchemy import exists, select
-from sqlalchemy.orm import Session
 
-from herd.api.auth import RequestContext
 from herd.api.deps import Services
-from herd.api.schemas.specs import ProfileCreate, ProfileUpdate, SpecValidate
-from herd.api.services import deletions
-from herd.api.services.common import refuse_if_deleting, reject_unknown
-from herd.errors import InvalidSpec, ResourceInUse
-from herd.store.events import record
-from herd.store.lookup import find
-from herd.store.models import ClusterRow, NodeRow, ProfileRow
+from herd.api.schemas.specs import ProfileCreate, ProfileUpdate
+from herd.api.services.common import reject_unknown
+from herd.api.services.spec_resources import SpecKind
+from herd.errors import InvalidSpec
+from herd.store.models import ProfileRow
+from herd.store.spec_rows import profile_in_use
 
 
 def spec_map(spec: Any) -> dict[str, Any]:
@@ -54,91 +49,26 @@ def parse_profile_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str
     return type_name, spec
 
 
-def sync_event(
-    session: Session, services: Services, ctx: RequestContext, kind: str, row: Any, what: str
-) -> None:
-    record(
-        session,
-        otype=kind.upper(),
-        oid=row.id,
-        oname=row.name,
-        project=row.project,
-        user=ctx.user,
-        action=what,
-        status="SUCCEEDED",
-        reason=f"{kind.capitalize()} {what.split('_')[-1].lower()}d.",
-        now=services.now(),
-    )
+def _own_columns(request: ProfileCreate | None) -> dict[str, Any]:
+    return {"meta_data": (request.metadata or {}) if request is not None else {}}
 
 
-def create_profile(
-    session: Session, services: Services, ctx: RequestContext, request: ProfileCreate
-) -> ProfileRow:
-    type_name, spec = parse_profile_spec(services, request.spec)
-    now = services.now()
-    row = ProfileRow(
-        id=str(uuid.uuid4()),
-        name=request.name,
-        type=type_name,
-        spec=spec,
-        meta_data=request.metadata or {},
-        user=ctx.user,
-        project=ctx.project,
-        domain="",
-        created_at=now,
-        updated_at=None,
-    )
-    session.add(row)
-    sync_event(session, services, ctx, "profile", row, "PROFILE_CREATE")
-    return row
+def _updated_columns(request: ProfileUpdate) -> dict[str, Any]:
+    given = {"name": request.name, "meta_data": request.metadata}
+    return {column: value for column, value in given.items() if value is not None}
 
 
-def validate_profile(services: Services, ctx: RequestContext, request: SpecValidate) -> ProfileRow:
-    type_name, spec = parse_profile_spec(services, request.spec)
-    return ProfileRow(
-        id=None,
-        name="validated_profile",
-        type=type_name,
-        spec=spec,
-        meta_data={},
-        user=ctx.user,
-        project=ctx.project,
-        domain="",
-        created_at=services.now(),
-        updated_at=None,
-    )
-
-
-def update_profile(
-    session: Session, services: Services, ctx: RequestContext, identity: str, request: ProfileUpdate
-) -> ProfileRow:
-    row = find(session, ProfileRow, identity, ctx.scope(), "profile")
-    deletions.hide_from_agent(session, ctx, "profile", row)
-    refuse_if_deleting(session, "profile", [row.id])
-    if request.name is not None:
-        row.name = request.name
-    if request.metadata is not None:
-        row.meta_data = request.metadata
-    if request.name is not None or request.metadata is not None:
-        row.updated_at = services.now()
-        sync_event(session, services, ctx, "profile", row, "PROFILE_UPDATE")
-    return row
-
-
-def delete_profile(
-    session: Session, services: Services, ctx: RequestContext, identity: str
-) -> None:
-    row = find(session, ProfileRow, identity, ctx.scope(), "profile")
-    used = session.scalar(
-        select(
-            exists().where(ClusterRow.profile_id == row.id)
-            | exists().where(NodeRow.profile_id == row.id)
-        )
-    )
-    in_use = (
-        f"The profile '{row.id}' cannot be deleted: still referenced by some clusters and/or nodes."
-    )
-    if used:
-        raise ResourceInUse(in_use)
-    sync_event(session, services, ctx, "profile", row, "PROFILE_DELETE")
-    deletions.delete_now(session, services, ctx, "profile", row, in_use)
+PROFILES: SpecKind[ProfileRow] = SpecKind(
+    kind="profile",
+    plural="profiles",
+    model=ProfileRow,
+    create_request=ProfileCreate,
+    update_request=ProfileUpdate,
+    parse_spec=parse_profile_spec,
+    own_columns=_own_columns,
+    updated_columns=_updated_columns,
+    in_use=profile_in_use,
+    in_use_message=(
+        "The profile '{id}' cannot be deleted: still referenced by some clusters and/or nodes."
+    ),
+)

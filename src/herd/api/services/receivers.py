@@ -35,7 +35,7 @@ from herd.api.schemas.cluster_actions import (
 )
 from herd.api.schemas.receivers import ReceiverCreate, ReceiverUpdate
 from herd.api.services.common import refuse_if_deleting
-from herd.api.services.profiles import sync_event
+from herd.api.services.spec_resources import sync_event
 from herd.errors import InvalidRequest, NotFound
 from herd.store import receivers as store
 from herd.store.lookup import find

@@ -1,0 +1,112 @@
+"""``/v1/profiles`` and ``/v1/policies``: one set of routes, built for each kind.
+
+The two endpoints are the same but for their names, bodies and views
+(api/services/spec_resources.py says what else differs), so they are built by one
+function and cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Body, Path, Request, Response
+
+from herd.api import pagination
+from herd.api.auth import Context, ReaderContext
+from herd.api.deps import ServicesDep
+from herd.api.microversion import require
+from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.schemas.specs import SpecValidate
+from herd.api.services import spec_resources as service
+from herd.api.services.spec_resources import SpecKind
+
+
+def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> APIRouter:
+    """The list, create, validate, show, update and delete routes of one kind."""
+    kind, plural, model = spec.kind, spec.plural, spec.model
+    router = APIRouter(prefix=f"/v1/{plural}", tags=[plural])
+    list_spec = pagination.ListSpec(
+        model=model,
+        sort_keys={
+            "type": model.type,
+            "name": model.name,
+            "created_at": model.created_at,
+            "updated_at": model.updated_at,
+        },
+        default_sort=("created_at",),
+        filters={"name": model.name, "type": model.type},
+    )
+    identity = Path(alias=f"{kind}_id")
+    item = f"/{{{kind}_id}}"
+
+    def list_all(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
+        params = pagination.parse(request.query_params, list_spec)
+        scope = ctx.list_scope(params.global_project)
+        with services.database.read() as session:
+            query = service.list_query(spec, ctx)
+            rows = pagination.apply(session, query, list_spec, params, scope)
+            return {plural: [view(row) for row in rows]}
+
+    def create(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
+        request = parse_body(spec.create_request, body, envelope=kind)
+        with services.database.write() as session:
+            row = service.create(session, services, ctx, spec, request)
+            session.flush()
+            return {kind: view(row)}
+
+    def validate(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
+        require(ctx.version, "1.2")
+        request = parse_body(SpecValidate, body, envelope=kind)
+        return {kind: view(service.validate(services, ctx, spec, request))}
+
+    def show(services: ServicesDep, ctx: ReaderContext, ident: str = identity) -> dict[str, Any]:
+        with services.database.read() as session:
+            return {kind: view(service.find_visible(session, ctx, spec, ident))}
+
+    def update(
+        services: ServicesDep, ctx: Context, ident: str = identity, body: Any = Body(None)
+    ) -> dict[str, Any]:
+        request = parse_body(spec.update_request, body, envelope=kind)
+        with services.database.write() as session:
+            row = service.update(session, services, ctx, spec, ident, request)
+            session.flush()
+            return {kind: view(row)}
+
+    def delete(services: ServicesDep, ctx: Context, ident: str = identity) -> Response:
+        with services.database.write() as session:
+            service.delete(session, services, ctx, spec, ident)
+        return Response(status_code=204)
+
+    router.add_api_route(
+        "",
+        list_all,
+        methods=["GET"],
+        name=f"list_{plural}",
+        openapi_extra=pagination.openapi_parameters(list_spec),
+    )
+    router.add_api_route(
+        "",
+        create,
+        methods=["POST"],
+        name=f"create_{kind}",
+        status_code=201,
+        openapi_extra=openapi_body(spec.create_request, envelope=kind),
+    )
+    router.add_api_route(
+        "/validate",
+        validate,
+        methods=["POST"],
+        name=f"validate_{kind}",
+        openapi_extra=openapi_body(SpecValidate, envelope=kind),
+    )
+    router.add_api_route(item, show, methods=["GET"], name=f"get_{kind}")
+    router.add_api_route(
+        item,
+        update,
+        methods=["PATCH"],
+        name=f"update_{kind}",
+        openapi_extra=openapi_body(spec.update_request, envelope=kind),
+    )
+    router.add_api_route(item, delete, methods=["DELETE"], name=f"delete_{kind}", status_code=204)
+    return router
