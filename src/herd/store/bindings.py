@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session
 
 from herd.store.models import BindingRow, PolicyRow
@@ -20,6 +20,28 @@ def enabled_policies(session: Session, cluster_id: str) -> list[tuple[BindingRow
         .order_by(BindingRow.priority, BindingRow.id)
     ).all()
     return [(binding, policy) for binding, policy in rows]
+
+
+def select_cluster_bindings(
+    cluster_id: str, policy_name: str | None = None, policy_type: str | None = None
+) -> Select[Any]:
+    """The query the list of a cluster's bindings starts from, by policy name or type."""
+    query = select(BindingRow).where(BindingRow.cluster_id == cluster_id)
+    if policy_name is not None or policy_type is not None:
+        query = query.join(PolicyRow, PolicyRow.id == BindingRow.policy_id)
+        if policy_name is not None:
+            query = query.where(PolicyRow.name == policy_name)
+        if policy_type is not None:
+            query = query.where(PolicyRow.type == policy_type)
+    return query
+
+
+def get_binding(session: Session, cluster_id: str, policy_id: str) -> BindingRow | None:
+    return session.scalars(
+        select(BindingRow).where(
+            BindingRow.cluster_id == cluster_id, BindingRow.policy_id == policy_id
+        )
+    ).first()
 
 
 def touch_last_op(session: Session, binding_ids: Sequence[str], now: float) -> None:

@@ -18,8 +18,8 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -135,7 +135,26 @@ class Database:
                     raise
                 time.sleep(0.5 * (attempt + 1))
 
+    def ping(self) -> str | None:
+        """None when the database answers a trivial query, else why it did not."""
+        try:
+            with self.read() as session:
+                session.execute(text("SELECT 1"))
+        except SQLAlchemyError as exc:
+            return str(exc)
+        return None
+
     def dispose(self) -> None:
         self.write_engine.dispose()
         if self.read_engine is not self.write_engine:
             self.read_engine.dispose()
+
+
+def refresh_for_update(session: Session, row: Any) -> None:
+    """Re-read ``row`` locked until the transaction ends, where rows can be locked.
+
+    On PostgreSQL this is ``SELECT ... FOR UPDATE``; SQLite has no row locks, and a
+    write transaction there already keeps every other writer out.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.refresh(row, with_for_update=True)

@@ -9,6 +9,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from herd.errors import MultipleChoices, NotFound
+from herd.store.models import EventRow
 
 Row = TypeVar("Row")
 
@@ -57,6 +58,21 @@ def find(session: Session, model: type[Row], identity: str, scope: Scope, kind: 
                 "Please be more specific."
             )
     raise NotFound(kind, identity)
+
+
+def find_event(session: Session, identity: str, scope: Scope) -> EventRow:
+    """An event by full id or unique id prefix (events have no name)."""
+    query = select(EventRow).where(EventRow.id.startswith(identity, autoescape=True))
+    rows: list[EventRow] = list(session.scalars(scope.apply(query, EventRow).limit(2)).all())
+    exact = [row for row in rows if row.id == identity]
+    if len(rows) == 1 or exact:
+        return exact[0] if exact else rows[0]
+    if len(rows) > 1:
+        raise MultipleChoices(
+            f"Multiple results found matching the query criteria '{identity}'. "
+            "Please be more specific."
+        )
+    raise NotFound("event", identity)
 
 
 def m_project(row: Any) -> str:

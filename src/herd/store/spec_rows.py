@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, exists, select
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
@@ -38,11 +38,6 @@ def new_spec_row(
         updated_at=None,
         **own,
     )
-
-
-def select_rows(model: type[SpecRow], *where: ColumnElement[bool]) -> Select[Any]:
-    """The query a list starts from (the API adds scope, filters, order and paging)."""
-    return select(model).where(*where)
 
 
 def profile_in_use(session: Session, profile_id: str) -> bool:

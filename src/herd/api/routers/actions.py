@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Body, Request, Response
-from sqlalchemy import select
 
 from herd.api import pagination
 from herd.api.auth import Context
@@ -16,6 +15,7 @@ from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.services.actions import cancel_action
 from herd.api.services.common import location
 from herd.api.views import render_actions
+from herd.store.listing import select_rows
 from herd.store.lookup import find
 from herd.store.models import ActionRow
 
@@ -46,7 +46,7 @@ def list_actions(request: Request, services: ServicesDep, ctx: Context) -> dict[
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
-        rows = pagination.apply(session, select(ActionRow), LIST_SPEC, params, scope)
+        rows = pagination.apply(session, select_rows(ActionRow), LIST_SPEC, params, scope)
         return {"actions": render_actions(session, rows, ctx.version)}
 
 

@@ -11,27 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Body, Response
-from sqlalchemy.orm import Session
 
 from herd.api.auth import Context, RequestContext
 from herd.api.deps import ServicesDep
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.schemas.clusters import ClusterMetadata, ClusterMetadataItem
-from herd.api.services import deletions
-from herd.api.services.common import refuse_if_deleting
+from herd.api.services.cluster_metadata import metadata_owner as _cluster
 from herd.errors import InvalidRequest, NotFound
-from herd.store.lookup import find
-from herd.store.models import ClusterRow
 
 router = APIRouter(prefix="/v1/clusters/{cluster_id}/metadata", tags=["clusters"])
-
-
-def _cluster(session: Session, ctx: RequestContext, identity: str, *, change: bool) -> ClusterRow:
-    cluster: ClusterRow = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    deletions.hide_from_agent(session, ctx, "cluster", cluster)
-    if change:
-        refuse_if_deleting(session, "cluster", [cluster.id])
-    return cluster
 
 
 def _write(

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from sqlalchemy import select
 
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.views import render_bindings
 from herd.errors import NotFound
+from herd.store import bindings
 from herd.store.lookup import find
 from herd.store.models import BindingRow, ClusterRow, PolicyRow
 
@@ -35,13 +35,9 @@ def list_cluster_policies(
     params = pagination.parse(request.query_params, LIST_SPEC)
     with services.database.read() as session:
         cluster = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
-        query = select(BindingRow).where(BindingRow.cluster_id == cluster.id)
-        if "policy_name" in params.extra or "policy_type" in params.extra:
-            query = query.join(PolicyRow, PolicyRow.id == BindingRow.policy_id)
-            if "policy_name" in params.extra:
-                query = query.where(PolicyRow.name == params.extra["policy_name"])
-            if "policy_type" in params.extra:
-                query = query.where(PolicyRow.type == params.extra["policy_type"])
+        query = bindings.select_cluster_bindings(
+            cluster.id, params.extra.get("policy_name"), params.extra.get("policy_type")
+        )
         rows = pagination.apply(session, query, LIST_SPEC, params, None)
         return {"cluster_policies": render_bindings(session, rows)}
 
@@ -53,11 +49,7 @@ def get_cluster_policy(
     with services.database.read() as session:
         cluster = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
         policy = find(session, PolicyRow, policy_id, ctx.scope(), "policy")
-        row = session.scalars(
-            select(BindingRow).where(
-                BindingRow.cluster_id == cluster.id, BindingRow.policy_id == policy.id
-            )
-        ).first()
+        row = bindings.get_binding(session, cluster.id, policy.id)
         if row is None:
             raise NotFound(
                 "policy",

@@ -6,7 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import select
 
 from herd.api import pagination
 from herd.api.auth import Context, ReaderContext
@@ -19,6 +18,7 @@ from herd.api.services import deletions
 from herd.api.services.collect import collect
 from herd.api.services.common import location
 from herd.api.views import render_cluster, render_clusters
+from herd.store.listing import select_rows, spans_region
 from herd.store.lookup import find
 from herd.store.models import ClusterRow
 
@@ -43,11 +43,11 @@ LIST_SPEC = pagination.ListSpec(
 def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
-    query = select(ClusterRow).where(*deletions.agent_filter(ctx, "cluster"))
+    query = select_rows(ClusterRow, *deletions.agent_filter(ctx, "cluster"))
     region = params.extra.get("region")
     if region is not None:
         # herd's addition: the clusters spanning a region (what a regional agent reconciles)
-        query = query.where(service.spans_region(services.database.is_sqlite, region))
+        query = query.where(spans_region(services.database.is_sqlite, region))
     with services.database.read() as session:
         rows = pagination.apply(session, query, LIST_SPEC, params, scope)
         return {"clusters": render_clusters(session, rows)}

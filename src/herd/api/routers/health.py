@@ -6,8 +6,6 @@ import logging
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 
 from herd.api.deps import ServicesDep
 
@@ -17,11 +15,9 @@ log = logging.getLogger("herd.api")
 
 @router.get("/healthz")
 def healthz(services: ServicesDep) -> JSONResponse:
-    try:
-        with services.database.read() as session:
-            session.execute(text("SELECT 1"))
-    except SQLAlchemyError as exc:
-        log.warning("health check: database unavailable: %s", exc)
+    problem = services.database.ping()
+    if problem is not None:
+        log.warning("health check: database unavailable: %s", problem)
         return JSONResponse({"status": "error", "database": "unavailable"}, status_code=503)
     engine = "running" if services.engine is not None else "off"
     return JSONResponse({"status": "ok", "database": "ok", "engine": engine})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, exists, or_, select, text
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
@@ -19,7 +19,7 @@ from herd.api.services.common import find_referenced, refuse_if_deleting, submit
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
 from herd.store.lookup import find
-from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeRow, ProfileRow
+from herd.store.models import ActionRow, BindingRow, ClusterRow, ProfileRow
 from herd.types import ActionName, ClusterStatus
 
 V1_8 = APIVersion(1, 8)
@@ -180,24 +180,3 @@ def delete_cluster(
     return deletions.start_delete(
         session, services, ctx, "cluster", cluster, validate=validate, submit_action=submit_action
     )
-
-
-def spans_region(is_sqlite: bool, region: str) -> ColumnElement[bool]:
-    """Clusters with a member placed in ``region`` or with it in ``data['regions']``."""
-    member_region = NodeRow.data[("placement", "region_name")].as_string()
-    has_member = ClusterRow.id.in_(
-        select(NodeRow.cluster_id).where(member_region == region, NodeRow.cluster_id.is_not(None))
-    )
-    # JSON list membership has no portable SQL; each dialect gets its own clause.
-    if is_sqlite:
-        recorded = text(
-            "EXISTS (SELECT 1 FROM json_each(clusters.data, '$.regions') AS r "
-            "WHERE r.value = :region_name)"
-        )
-    else:
-        recorded = text(
-            "(CAST(clusters.data AS jsonb) -> 'regions') "
-            "@> jsonb_build_array(CAST(:region_name AS text))"
-        )
-    recorded = recorded.bindparams(bindparam("region_name", region))
-    return or_(has_member, recorded)

@@ -18,6 +18,7 @@ from herd.api.microversion import require
 from herd.api.schemas.base import parse_body
 from herd.api.schemas.cluster_actions import CompleteLifecycleParams, LifecycleHeartbeatParams
 from herd.errors import Conflict, NotFound
+from herd.store.database import refresh_for_update
 from herd.store.models import ActionRow, ClusterRow
 from herd.types import ActionStatus
 
@@ -26,8 +27,7 @@ def _waiting_child(session: Session, cluster: ClusterRow, token: str) -> ActionR
     action = session.get(ActionRow, token)
     if action is None or action.cluster_id != cluster.id:
         raise NotFound("action", token, f"The action '{token}' could not be found.")
-    if session.get_bind().dialect.name == "postgresql":
-        session.refresh(action, with_for_update=True)
+    refresh_for_update(session, action)
     if action.status != ActionStatus.WAITING_LIFECYCLE_COMPLETION.value:
         raise Conflict(
             f"The action '{token}' is not waiting for lifecycle completion "

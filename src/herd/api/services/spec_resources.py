@@ -23,8 +23,9 @@ from herd.api.services import deletions
 from herd.api.services.common import refuse_if_deleting
 from herd.errors import ResourceInUse
 from herd.store.events import record
+from herd.store.listing import select_rows
 from herd.store.lookup import find
-from herd.store.spec_rows import SpecRow, new_spec_row, select_rows
+from herd.store.spec_rows import SpecRow, new_spec_row
 
 
 @dataclass(frozen=True)
