@@ -28,6 +28,7 @@ import yaml
 from tests.conftest import free_port
 from tests.e2e.sdk import process_profile_spec
 from tests.e2e.server import HerdServer
+from tests.waiting import wait_for_action
 
 PROMETHEUS = shutil.which("prometheus")
 ALERTMANAGER = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
@@ -142,14 +143,7 @@ class Herd:
         return result
 
     def wait_action(self, action_id: str) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-
-        def ended() -> bool:
-            found.update(self.http.get(f"/v1/actions/{action_id}").json()["action"])
-            return found["status"] in ("SUCCEEDED", "FAILED", "CANCELLED")
-
-        wait_for(ended, f"action {action_id} ends", timeout=120)
-        return found
+        return wait_for_action(self.http, action_id, timeout=120)
 
     def members(self, cluster: str) -> list[dict[str, Any]]:
         nodes: list[dict[str, Any]] = self.http.get(

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from tests.conftest import free_port
 from tests.e2e.server import HerdServer
+from tests.waiting import wait_for_action
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -87,16 +88,6 @@ def eventually(prom: str, expr: str, timeout: float = 90.0) -> list[dict[str, An
     raise AssertionError(f"Prometheus returned nothing for {expr} within {timeout}s")
 
 
-def wait_action(client: httpx.Client, location: str) -> dict[str, Any]:
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        action: dict[str, Any] = client.get(location).json()["action"]
-        if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-            return action
-        time.sleep(0.1)
-    raise AssertionError(f"{location} did not end")
-
-
 def test_prometheus_scrapes_herd(tmp_path: Path, prometheus_for: Any) -> None:
     server = HerdServer(tmp_path / "data", free_port())
     server.start()
@@ -117,11 +108,11 @@ def test_prometheus_scrapes_herd(tmp_path: Path, prometheus_for: Any) -> None:
             },
         )
         cluster = r.json()["cluster"]["id"]
-        assert wait_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
+        assert wait_for_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
         for body in ({"scale_out": {"count": 3}}, {"scale_in": {"count": 2}}):
             r = client.post(f"/v1/clusters/{cluster}/actions", json=body)
             assert r.status_code == 202, r.text
-            assert wait_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
+            assert wait_for_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
 
         series = eventually(prom, 'herd_actions_total{action="CLUSTER_SCALE_IN"} >= 1')
         labels = {(s["metric"]["action"], s["metric"]["status"]) for s in series}

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
-from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import SIM_SPEC
+from tests.waiting import wait_for_action
 
 from herd.config import Settings
 
@@ -20,16 +19,6 @@ SCALING_SPEC = {
         "adjustment": {"type": "CHANGE_IN_CAPACITY", "number": 1, "cooldown": 300},
     },
 }
-
-
-def wait_action(client: TestClient, action_id: str, timeout: float = 60.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        action: dict[str, Any] = client.get(f"/v1/actions/{action_id}").json()["action"]
-        if action["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
-            return action
-        assert time.monotonic() < deadline, action
-        time.sleep(0.05)
 
 
 def members(client: TestClient, cluster: str) -> int:
@@ -46,13 +35,13 @@ def test_triggers_inside_the_cooldown_do_not_scale_again(
         json={"cluster": {"name": "web", "profile_id": profile.json()["profile"]["id"]}},
     )
     cluster = r.json()["cluster"]["id"]
-    assert wait_action(client, r.headers["Location"].rsplit("/", 1)[1])["status"] == "SUCCEEDED"
+    assert wait_for_action(client, r.headers["Location"].rsplit("/", 1)[1])["status"] == "SUCCEEDED"
     policy = client.post("/v1/policies", json={"policy": {"name": "sp", "spec": SCALING_SPEC}})
     policy_id = policy.json()["policy"]["id"]
     r = client.post(
         f"/v1/clusters/{cluster}/actions", json={"policy_attach": {"policy_id": policy_id}}
     )
-    assert wait_action(client, r.json()["action"])["status"] == "SUCCEEDED"
+    assert wait_for_action(client, r.json()["action"])["status"] == "SUCCEEDED"
     created = client.post(
         "/v1/receivers",
         json={
@@ -69,14 +58,16 @@ def test_triggers_inside_the_cooldown_do_not_scale_again(
 
     first = client.post(url)
     assert first.status_code == 202
-    assert wait_action(client, first.json()["action"])["status"] == "SUCCEEDED"
+    assert wait_for_action(client, first.json()["action"])["status"] == "SUCCEEDED"
     assert members(client, cluster) == 1
 
     # A burst: each trigger is refused while another action is queued or running (409),
     # or accepted and then failed by the policy's BEFORE check (cooldown).
     answers = [client.post(url) for _ in range(5)]
     assert {a.status_code for a in answers} <= {202, 409}
-    accepted = [wait_action(client, a.json()["action"]) for a in answers if a.status_code == 202]
+    accepted = [
+        wait_for_action(client, a.json()["action"]) for a in answers if a.status_code == 202
+    ]
     assert accepted, "at least the first trigger of the burst is accepted"
     for action in accepted:
         assert action["status"] == "FAILED"
