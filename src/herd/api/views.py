@@ -6,21 +6,18 @@ of rows refers to (member ids, profile names, dependencies) in a few queries.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from herd.api.microversion import APIVersion
-from herd.store import node_checks
+from herd.store import node_checks, references
 from herd.store.models import (
     ActionRow,
     BindingRow,
     ClusterRow,
-    DependencyRow,
     EventRow,
     NodeCheckRow,
     NodeRow,
@@ -220,31 +217,11 @@ def event_view(row: EventRow) -> dict[str, Any]:
     }
 
 
-def _profile_names(session: Session, ids: set[str]) -> dict[str, str]:
-    if not ids:
-        return {}
-    rows = session.execute(select(ProfileRow.id, ProfileRow.name).where(ProfileRow.id.in_(ids)))
-    return {pid: name for pid, name in rows}
-
-
 def render_clusters(session: Session, rows: Sequence[ClusterRow]) -> list[dict[str, Any]]:
     ids = [row.id for row in rows]
-    members: dict[str, list[str]] = defaultdict(list)
-    policies: dict[str, list[str]] = defaultdict(list)
-    if ids:
-        for node_id, cluster_id in session.execute(
-            select(NodeRow.id, NodeRow.cluster_id)
-            .where(NodeRow.cluster_id.in_(ids))
-            .order_by(NodeRow.index, NodeRow.id)
-        ):
-            members[str(cluster_id)].append(node_id)
-        for policy_id, cluster_id in session.execute(
-            select(BindingRow.policy_id, BindingRow.cluster_id)
-            .where(BindingRow.cluster_id.in_(ids))
-            .order_by(BindingRow.priority, BindingRow.id)
-        ):
-            policies[cluster_id].append(policy_id)
-    names = _profile_names(session, {row.profile_id for row in rows})
+    members = references.cluster_members(session, ids)
+    policies = references.cluster_policy_ids(session, ids)
+    names = references.profile_names(session, {row.profile_id for row in rows})
     return [
         cluster_view(row, members[row.id], policies[row.id], names.get(row.profile_id))
         for row in rows
@@ -258,7 +235,7 @@ def render_cluster(session: Session, row: ClusterRow) -> dict[str, Any]:
 def render_nodes(
     session: Session, rows: Sequence[NodeRow], version: APIVersion, details: bool = False
 ) -> list[dict[str, Any]]:
-    names = _profile_names(session, {row.profile_id for row in rows})
+    names = references.profile_names(session, {row.profile_id for row in rows})
     checks = node_checks.load(session, [row.id for row in rows])
     return [
         node_view(row, names.get(row.profile_id), version, details, checks.get(row.id))
@@ -269,41 +246,13 @@ def render_nodes(
 def render_actions(
     session: Session, rows: Sequence[ActionRow], version: APIVersion
 ) -> list[dict[str, Any]]:
-    ids = [row.id for row in rows]
-    on: dict[str, list[str]] = defaultdict(list)
-    by: dict[str, list[str]] = defaultdict(list)
-    if ids:
-        for depended, dependent in session.execute(
-            select(DependencyRow.depended, DependencyRow.dependent).where(
-                DependencyRow.dependent.in_(ids) | DependencyRow.depended.in_(ids)
-            )
-        ):
-            on[dependent].append(depended)
-            by[depended].append(dependent)
+    on, by = references.action_dependencies(session, [row.id for row in rows])
     return [action_view(row, on[row.id], by[row.id], version) for row in rows]
 
 
 def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[dict[str, Any]]:
-    cluster_ids = {row.cluster_id for row in rows}
-    policy_ids = {row.policy_id for row in rows}
-    clusters: dict[str, str] = {}
-    policies: dict[str, tuple[str, str]] = {}
-    if cluster_ids:
-        clusters = {
-            cid: name
-            for cid, name in session.execute(
-                select(ClusterRow.id, ClusterRow.name).where(ClusterRow.id.in_(cluster_ids))
-            )
-        }
-    if policy_ids:
-        policies = {
-            pid: (name, ptype)
-            for pid, name, ptype in session.execute(
-                select(PolicyRow.id, PolicyRow.name, PolicyRow.type).where(
-                    PolicyRow.id.in_(policy_ids)
-                )
-            )
-        }
+    clusters = references.cluster_names(session, {row.cluster_id for row in rows})
+    policies = references.policy_names_and_types(session, {row.policy_id for row in rows})
     return [
         binding_view(
             row,

@@ -1,0 +1,80 @@
+"""What a batch of rows refers to, in one query per kind: the API's views show these beside
+each row (member ids, attached policies, profile and policy names, action dependencies)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from herd.store.models import BindingRow, ClusterRow, DependencyRow, NodeRow, PolicyRow, ProfileRow
+
+
+def profile_names(session: Session, ids: Collection[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    query = select(ProfileRow.id, ProfileRow.name).where(ProfileRow.id.in_(list(ids)))
+    return {pid: name for pid, name in session.execute(query)}
+
+
+def cluster_names(session: Session, ids: Collection[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    query = select(ClusterRow.id, ClusterRow.name).where(ClusterRow.id.in_(list(ids)))
+    return {cid: name for cid, name in session.execute(query)}
+
+
+def policy_names_and_types(session: Session, ids: Collection[str]) -> dict[str, tuple[str, str]]:
+    if not ids:
+        return {}
+    query = select(PolicyRow.id, PolicyRow.name, PolicyRow.type).where(PolicyRow.id.in_(list(ids)))
+    return {pid: (name, ptype) for pid, name, ptype in session.execute(query)}
+
+
+def cluster_members(session: Session, cluster_ids: Collection[str]) -> defaultdict[str, list[str]]:
+    """Each cluster's member ids, by index (none: an empty list)."""
+    members: defaultdict[str, list[str]] = defaultdict(list)
+    if cluster_ids:
+        query = (
+            select(NodeRow.id, NodeRow.cluster_id)
+            .where(NodeRow.cluster_id.in_(list(cluster_ids)))
+            .order_by(NodeRow.index, NodeRow.id)
+        )
+        for node_id, cluster_id in session.execute(query):
+            members[str(cluster_id)].append(node_id)
+    return members
+
+
+def cluster_policy_ids(
+    session: Session, cluster_ids: Collection[str]
+) -> defaultdict[str, list[str]]:
+    """Each cluster's attached policy ids, in the order they run (none: an empty list)."""
+    policies: defaultdict[str, list[str]] = defaultdict(list)
+    if cluster_ids:
+        query = (
+            select(BindingRow.policy_id, BindingRow.cluster_id)
+            .where(BindingRow.cluster_id.in_(list(cluster_ids)))
+            .order_by(BindingRow.priority, BindingRow.id)
+        )
+        for policy_id, cluster_id in session.execute(query):
+            policies[cluster_id].append(policy_id)
+    return policies
+
+
+def action_dependencies(
+    session: Session, action_ids: Collection[str]
+) -> tuple[defaultdict[str, list[str]], defaultdict[str, list[str]]]:
+    """(what each action depends on, what depends on each action; none: an empty list)."""
+    on: defaultdict[str, list[str]] = defaultdict(list)
+    by: defaultdict[str, list[str]] = defaultdict(list)
+    if action_ids:
+        ids = list(action_ids)
+        query = select(DependencyRow.depended, DependencyRow.dependent).where(
+            DependencyRow.dependent.in_(ids) | DependencyRow.depended.in_(ids)
+        )
+        for depended, dependent in session.execute(query):
+            on[dependent].append(depended)
+            by[depended].append(dependent)
+    return on, by
