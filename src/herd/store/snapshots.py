@@ -99,7 +99,8 @@ def member_table(session: Session, cluster_id: str) -> MemberTable:
         .where(NodeRow.cluster_id == cluster_id)
         .order_by(NodeRow.index)
     )
-    rows = session.execute(query).all()
+    # On the connection, not the session: the ORM's result handling doubled the cost.
+    rows = session.connection().execute(query).all()
     if not rows:
         return MemberTable(MemberLists([], [], [], [], [], [], [], [], [], [], [], [], []))
     (ids, names, index, status, health, created, profile_created, zone, region, meta,
