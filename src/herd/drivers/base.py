@@ -94,6 +94,14 @@ class Driver(ABC):
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
         """Return the profile properties with defaults, or raise InvalidSpec naming the key."""
 
+    def calls_are_quick(self, properties: Mapping[str, Any]) -> bool:
+        """Whether ``create`` and ``delete`` with these properties return at once.
+
+        The engine runs such calls in batches, many per pool task, instead of one
+        thread hop per node; a driver that waits on anything must keep the default.
+        """
+        return False
+
     @abstractmethod
     def create(self, request: NodeRequest) -> CreatedResource:
         """Create the resource; raise DriverError when it cannot be made."""

@@ -138,6 +138,10 @@ class SimDriver(SimOperationsMixin, Driver):
         result["seed"] = seed
         return result
 
+    def calls_are_quick(self, properties: Mapping[str, Any]) -> bool:
+        """Without latency a simulated create or delete is a dict update."""
+        return not properties.get("create_latency") and not properties.get("delete_latency")
+
     def create(self, request: NodeRequest) -> CreatedResource:
         """Make a simulated server after ``create_latency``; may fail at ``failure_rate``."""
         props = {**_DEFAULTS, **request.properties}
