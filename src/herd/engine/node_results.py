@@ -18,7 +18,7 @@ from herd.engine.execution import ActionExecution
 from herd.engine.health.recover_node import RecoveryOptions, RecoveryOutcome, apply_recovery
 from herd.store import actions as action_store
 from herd.store import events
-from herd.store.bulk import chunked
+from herd.store.bulk import chunked, update_rows
 from herd.store.models import ActionRow, NodeLockRow, NodeRow
 from herd.types import ActionName, ActionStatus, NodeStatus
 
@@ -169,8 +169,7 @@ class NodeResultWriter:
             )
         # Bulk UPDATE by primary key: one executemany per kind of change.
         for values in (created, failed):
-            if values:
-                session.execute(update(NodeRow), values)
+            update_rows(session, NodeRow, values)
         for chunk in chunked(left):
             session.execute(
                 update(NodeRow)
@@ -183,8 +182,7 @@ class NodeResultWriter:
             session.execute(delete(NodeRow).where(NodeRow.id.in_(chunk)))
         events.record_many(session, event_rows, now)
         ended = [row for row in ended if row["id"] in verbs]  # children that still exist
-        if ended:
-            session.execute(update(ActionRow), ended)
+        update_rows(session, ActionRow, ended)
 
     def _recovered(
         self,

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, select, update
 
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
@@ -28,7 +28,7 @@ from herd.engine.node_calls import NodeTarget, call_driver, load_targets
 from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store.bulk import chunked
+from herd.store.bulk import chunked, insert_rows
 from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
@@ -125,8 +125,7 @@ class NodeOperations:
             session.flush()  # the cluster's next_index, before the bulk statements
             # One statement per table (the plan is one transaction, as before): the
             # ORM's unit of work cost more than the driver calls for sim nodes.
-            if nodes:
-                session.execute(insert(NodeRow), nodes)
+            insert_rows(session, NodeRow, nodes)
             action_store.insert_actions(session, children, ex.id)
         return [child["id"] for child in children]
 
@@ -196,14 +195,14 @@ class NodeOperations:
             targets = [child["target"] for child in children]
             for chunk in chunked(targets):
                 session.execute(delete(NodeLockRow).where(NodeLockRow.node_id.in_(chunk)))
-            if children:
-                session.execute(
-                    insert(NodeLockRow),
-                    [
-                        {"node_id": c["target"], "action_id": c["id"], "updated_at": now}
-                        for c in children
-                    ],
-                )
+            insert_rows(
+                session,
+                NodeLockRow,
+                [
+                    {"node_id": c["target"], "action_id": c["id"], "updated_at": now}
+                    for c in children
+                ],
+            )
         child_ids = [child["id"] for child in children]
         if wait_for_hook and hooks:
             HookWaiter(self.ctx).send_all(ex, child_ids, hooks)

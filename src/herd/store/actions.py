@@ -6,9 +6,10 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from herd.store.bulk import insert_rows
 from herd.store.models import ActionRow, DependencyRow
 from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus
 
@@ -100,9 +101,9 @@ def insert_actions(session: Session, rows: Sequence[dict[str, Any]], parent_id: 
     """Insert many action rows and make ``parent_id`` depend on each, in two statements."""
     if not rows:
         return
-    session.execute(insert(ActionRow), list(rows))
-    session.execute(
-        insert(DependencyRow), [{"depended": row["id"], "dependent": parent_id} for row in rows]
+    insert_rows(session, ActionRow, rows)
+    insert_rows(
+        session, DependencyRow, [{"depended": row["id"], "dependent": parent_id} for row in rows]
     )
 
 

@@ -6,9 +6,9 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
+from herd.store.bulk import insert_rows
 from herd.store.models import EventRow
 
 
@@ -68,5 +68,4 @@ def record_many(session: Session, rows: Iterable[Mapping[str, Any]], now: float)
         }
         for row in rows
     ]
-    if values:
-        session.execute(insert(EventRow), values)
+    insert_rows(session, EventRow, values)
