@@ -24,7 +24,7 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
 from herd.engine.health.recover_node import mark_recovering
 from herd.engine.hooks import HookWaiter
-from herd.engine.node_calls import NodeTarget, call_driver, load_targets
+from herd.engine.node_calls import NodeTarget, call_driver, call_many, load_targets
 from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.errors import HerdError
 from herd.store import actions as action_store
@@ -366,12 +366,13 @@ class NodeOperations:
     def _call_all(
         self, calls: list[tuple[str, ActionName, str, NodeTarget | None, Mapping[str, Any]]]
     ) -> list[FinishedCall]:
-        out = []
-        for child_id, verb, node_id, target, inputs in calls:
-            if target is None and verb is not ActionName.NODE_LEAVE:
-                target = load_targets(self.ctx, [node_id]).get(node_id)
-            out.append(call_driver(self.ctx, child_id, verb, node_id, target, inputs))
-        return out
+        missing = [c[2] for c in calls if c[3] is None and c[1] is not ActionName.NODE_LEAVE]
+        if missing:
+            found = load_targets(self.ctx, missing)
+            calls = [(c, v, n, t or found.get(n), i) for c, v, n, t, i in calls]
+        if len(calls) == 1:
+            return [call_driver(self.ctx, *calls[0])]
+        return call_many(self.ctx, calls)
 
 
 def _put_all(target: queue.SimpleQueue[FinishedCall], items: list[FinishedCall]) -> None:
