@@ -338,6 +338,7 @@ def main() -> None:
     parser.add_argument("--no-engine", action="store_true", help="skip the engine path")
     parser.add_argument("--old-path", action="store_true", help="also time the previous read")
     parser.add_argument("--old-max", type=int, default=100_000, help="largest size for it")
+    parser.add_argument("--large-repeat", type=int, default=3, help="runs above 100,000")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     python, why = (None, "skipped (--no-senlin)") if args.no_senlin else ensure_senlin()
@@ -351,7 +352,7 @@ def main() -> None:
     print(f"{args.count} victims per selection, 3 zones, best of N runs\n{header}")
     print("-" * len(header))
     for size in sizes:
-        repeat = 7 if size <= 100_000 else 3
+        repeat = 7 if size <= 100_000 else args.large_repeat
         senlin: dict[str, float] = {}
         if python is not None:
             try:

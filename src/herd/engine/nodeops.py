@@ -1,12 +1,14 @@
 """Creating, deleting, releasing and recovering many nodes as child actions of one action.
 
 A parent first *plans*: in one transaction it stores the node rows and one
-child action per node (NODE_CREATE, NODE_DELETE, NODE_LEAVE or NODE_RECOVER) linked to it.
-It then *runs* the children: driver calls go to a shared thread pool, and their
-results are written back in batches, so 10,000 simulated nodes cost a few
-hundred transactions instead of tens of thousands. Because the plan is stored
-first, a parent that is resumed after an engine crash runs only the children
-that have not ended, and never creates a node twice.
+child action per node (NODE_CREATE, NODE_DELETE, NODE_LEAVE or NODE_RECOVER) linked to it,
+with one bulk statement per table. It then *runs* the children: driver calls go
+to a shared thread pool (quick ones, see ``Driver.calls_are_quick``, many to a
+task and to the driver at once), and their results are written back in batches
+of bulk statements, so 10,000 simulated nodes cost a few dozen transactions and
+a few hundred statements. Because the plan is stored first, a parent that is
+resumed after an engine crash runs only the children that have not ended, and
+never creates a node twice.
 """
 
 from __future__ import annotations
