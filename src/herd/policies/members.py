@@ -107,3 +107,10 @@ class MemberTable(Sequence[NodeSnapshot]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def member_labels(nodes: Sequence[NodeSnapshot], key: str) -> Sequence[str | None]:
+    """Every member's ``zone`` or ``region`` (a member table answers without snapshots)."""
+    if isinstance(nodes, MemberTable):
+        return nodes.lists.zone if key == "zone" else nodes.lists.region
+    return [getattr(node, key) for node in nodes]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from tests.functional.engine.harness import Harness
 
-from herd.policies.members import MemberTable
+from herd.policies.members import MemberTable, member_labels
 from herd.policies.ranking import NodeColumns, rank_victims, rank_victims_by_group
 from herd.store.models import NodeRow, ProfileRow
 from herd.store.snapshots import load_cluster_snapshot, node_snapshot
@@ -41,6 +41,9 @@ def test_member_table_matches_row_snapshots(harness: Harness) -> None:
         assert rank_victims_by_group(
             snapshot.nodes, zones, "zone", criteria, 7
         ) == rank_victims_by_group(expected, zones, "zone", criteria, 7)
+    for key in ("zone", "region"):
+        assert member_labels(snapshot.nodes, key) == member_labels(expected, key)
+    assert member_labels(expected, "zone") == [None, None, None, "AZ1", None, None]
     assert isinstance(snapshot.nodes, MemberTable)
     assert NodeColumns.from_nodes(expected).ids == snapshot.nodes.columns.ids
 
