@@ -11,7 +11,13 @@ Senlin 16.0.0 is installed into ``bench/.cache/senlin-venv`` (gitignored) on
 the first run and timed in a subprocess. herd is timed twice: ranking members
 already held as columns (``NodeColumns`` with zone codes: what a column-wise
 store query returns) and ranking ``NodeSnapshot`` objects (reading the
-attributes into columns is included in that figure).
+attributes into columns is included in that figure). The *engine path* is what
+a shrink decision costs inside the engine: the members stored in a SQLite
+database (the same generated data), read with the engine's own query
+(``load_cluster_snapshot``, column-wise) and ranked, every run from the
+database. With ``--old-path`` (sizes up to ``--old-max``) it also times the
+path the engine took before (ORM rows, then ``NodeSnapshot`` objects): read once,
+ranked per case, the two added.
 
 Usage: ``python bench/victims.py [--sizes 1000,100000] [--count 100] [--no-senlin]``
 """
@@ -21,15 +27,22 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import tempfile
 import textwrap
 import time
+import uuid
 import venv
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from herd.domain.snapshots import NodeSnapshot
+from sqlalchemy import insert, select
+
+from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.policies.ranking import NodeColumns, rank_victims, rank_victims_by_group
+from herd.store.database import Database
+from herd.store.models import ClusterRow, NodeRow, ProfileRow
+from herd.store.snapshots import cluster_snapshot, load_cluster_snapshot
 from herd.types import Criteria, NodeStatus
 
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -191,12 +204,130 @@ def time_herd(size: int, count: int, repeat: int) -> dict[str, tuple[float, floa
     return out
 
 
+def store_members(db: Database, rows: list[tuple[Any, ...]]) -> str:
+    """Write the generated members as one cluster's node rows; return the cluster id."""
+    profiles = {created: str(uuid.uuid4()) for created in sorted({r[5] for r in rows})}
+    cluster_id = str(uuid.uuid4())
+    with db.write() as session:
+        session.execute(
+            insert(ProfileRow),
+            [
+                {"id": pid, "name": pid[:8], "type": "herd.sim-1.0", "spec": {}, "project": "p"}
+                | {"meta_data": {}, "created_at": created}
+                for created, pid in profiles.items()
+            ],
+        )
+        session.add(
+            ClusterRow(
+                id=cluster_id,
+                name="bench",
+                profile_id=next(iter(profiles.values())),
+                init_at=0.0,
+                min_size=0,
+                max_size=-1,
+                desired_capacity=len(rows),
+                next_index=len(rows) + 1,
+                timeout=3600,
+                status="ACTIVE",
+                project="p",
+                meta_data={},
+                data={},
+                config={},
+                dependents={},
+            )
+        )
+    batch = 50_000
+    for start in range(0, len(rows), batch):
+        with db.write() as session:
+            session.execute(
+                insert(NodeRow),
+                [
+                    {
+                        "id": f"{r[0]}-{uuid.uuid4().hex[:8]}",
+                        "name": r[0],
+                        "physical_id": r[0],
+                        "cluster_id": cluster_id,
+                        "profile_id": profiles[r[5]],
+                        "index": r[1],
+                        "init_at": 0.0,
+                        "status": r[2],
+                        "tainted": r[3],
+                        "created_at": r[4],
+                        "meta_data": {},
+                        "data": {"placement": {"zone": r[6]}},
+                        "dependents": {},
+                        "project": "p",
+                    }
+                    for r in rows[start : start + batch]
+                ],
+            )
+    return cluster_id
+
+
+def _old_snapshot(db: Database, cluster_id: str) -> ClusterSnapshot:
+    """The engine's previous read: ORM rows, then one NodeSnapshot per member."""
+    with db.read() as session:
+        cluster = session.get(ClusterRow, cluster_id)
+        assert cluster is not None
+        nodes = session.scalars(
+            select(NodeRow).where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
+        ).all()
+        times = {
+            pid: at for pid, at in session.execute(select(ProfileRow.id, ProfileRow.created_at))
+        }
+        return cluster_snapshot(cluster, nodes, times)
+
+
+def time_engine(
+    size: int, count: int, repeat: int, old_path: bool
+) -> dict[str, tuple[float, float | None]]:
+    """Per case: (seconds to query and rank now, seconds the previous path took or None)."""
+    quotas = {"AZ1": count - 2 * (count // 3), "AZ2": count // 3, "AZ3": count // 3}
+    out: dict[str, tuple[float, float | None]] = {}
+    with tempfile.TemporaryDirectory(prefix="herd-victims-") as tmp:
+        db = Database(f"sqlite:///{tmp}/herd.db")
+        db.migrate()
+        cluster_id = store_members(db, generate(size))
+
+        def decide(criteria: Criteria, zones: bool) -> object:
+            with db.read() as session:
+                snapshot = load_cluster_snapshot(session, cluster_id)
+            assert snapshot is not None and len(snapshot.nodes) == size
+            if zones:
+                return rank_victims_by_group(snapshot.nodes, quotas, "zone", criteria, 1)
+            return rank_victims(snapshot.nodes, count, criteria, 1)
+
+        old: ClusterSnapshot | None = None
+        read_old = 0.0
+        if old_path:
+            started = time.perf_counter()
+            old = _old_snapshot(db, cluster_id)
+            read_old = time.perf_counter() - started
+        for criteria in CRITERIA:
+            for zones in (False, True):
+                case = f"{criteria.value}/{'zones' if zones else 'global'}"
+                now = best(lambda c=criteria, z=zones: decide(c, z), repeat)
+                before = None
+                if old is not None:
+                    before = read_old + best(
+                        lambda c=criteria, z=zones, n=old.nodes: (
+                            rank_victims_by_group(n, quotas, "zone", c, 1)
+                            if z
+                            else rank_victims(n, count, c, 1)
+                        ),
+                        repeat,
+                    )
+                out[case] = (now, before)
+        db.dispose()
+    return out
+
+
 def ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:10.2f}"
 
 
-def ratio(senlin: float | None, herd: float) -> str:
-    return "-" if senlin is None else f"{senlin / herd:8.1f}x"
+def ratio(senlin: float | None, herd: float | None) -> str:
+    return "-" if senlin is None or herd is None else f"{senlin / herd:8.1f}x"
 
 
 def main() -> None:
@@ -204,6 +335,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,100000,1000000")
     parser.add_argument("--count", type=int, default=100, help="victims to choose")
     parser.add_argument("--no-senlin", action="store_true")
+    parser.add_argument("--no-engine", action="store_true", help="skip the engine path")
+    parser.add_argument("--old-path", action="store_true", help="also time the previous read")
+    parser.add_argument("--old-max", type=int, default=100_000, help="largest size for it")
+    parser.add_argument("--large-repeat", type=int, default=3, help="runs above 100,000")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     python, why = (None, "skipped (--no-senlin)") if args.no_senlin else ensure_senlin()
@@ -211,24 +346,31 @@ def main() -> None:
         print(f"Senlin not timed: {why}")
     header = (
         f"{'nodes':>9} {'criterion':<21} {'mode':<6} {'senlin ms':>10} "
-        f"{'herd cols ms':>12} {'herd snap ms':>12} {'x (cols)':>9} {'x (snap)':>9}"
+        f"{'herd cols ms':>12} {'herd snap ms':>12} {'engine ms':>10} {'old eng ms':>10} "
+        f"{'x (cols)':>9} {'x (snap)':>9} {'x (engine)':>10}"
     )
     print(f"{args.count} victims per selection, 3 zones, best of N runs\n{header}")
     print("-" * len(header))
     for size in sizes:
-        repeat = 7 if size <= 100_000 else 3
+        repeat = 7 if size <= 100_000 else args.large_repeat
         senlin: dict[str, float] = {}
         if python is not None:
             try:
                 senlin = time_senlin(python, size, args.count, repeat)
             except subprocess.CalledProcessError as exc:
                 print(f"Senlin run failed at {size}: {exc.stderr.strip()[-400:]}")
+        engine: dict[str, tuple[float, float | None]] = {}
+        if not args.no_engine:
+            old = args.old_path and size <= args.old_max
+            engine = time_engine(size, args.count, repeat, old)
         for case, (cols_s, snap_s) in time_herd(size, args.count, repeat).items():
             criterion, mode = case.split("/")
             theirs = senlin.get(case)
+            engine_s, old_s = engine.get(case, (None, None))
             print(
                 f"{size:>9,} {criterion:<21} {mode:<6} {ms(theirs)} {ms(cols_s):>12} "
-                f"{ms(snap_s):>12} {ratio(theirs, cols_s):>9} {ratio(theirs, snap_s):>9}",
+                f"{ms(snap_s):>12} {ms(engine_s)} {ms(old_s)} {ratio(theirs, cols_s):>9} "
+                f"{ratio(theirs, snap_s):>9} {ratio(theirs, engine_s):>10}",
                 flush=True,
             )
 

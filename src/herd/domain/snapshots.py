@@ -7,6 +7,7 @@ recorded and replayed without a database.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,11 @@ class NodeSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class ClusterSnapshot:
-    """A cluster and its current members."""
+    """A cluster and its current members.
+
+    ``nodes`` is any sequence of snapshots: a tuple, or the column-wise member
+    table the store reads for decisions (it builds snapshots only on access).
+    """
 
     id: str
     name: str
@@ -42,7 +47,7 @@ class ClusterSnapshot:
     max_size: int  # -1: unbounded
     desired_capacity: int
     status: ClusterStatus = ClusterStatus.ACTIVE
-    nodes: tuple[NodeSnapshot, ...] = ()
+    nodes: Sequence[NodeSnapshot] = ()
     config: dict[str, Any] = field(default_factory=dict)
 
     def node(self, node_id: str) -> NodeSnapshot | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -94,6 +94,14 @@ class Driver(ABC):
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
         """Return the profile properties with defaults, or raise InvalidSpec naming the key."""
 
+    def calls_are_quick(self, properties: Mapping[str, Any]) -> bool:
+        """Whether ``create`` and ``delete`` with these properties return at once.
+
+        The engine runs such calls in batches, many per pool task, instead of one
+        thread hop per node; a driver that waits on anything must keep the default.
+        """
+        return False
+
     @abstractmethod
     def create(self, request: NodeRequest) -> CreatedResource:
         """Create the resource; raise DriverError when it cannot be made."""
@@ -101,6 +109,31 @@ class Driver(ABC):
     @abstractmethod
     def delete(self, ref: ResourceRef) -> None:
         """Destroy the resource. A resource that is already gone is not an error."""
+
+    def create_many(self, requests: Sequence[NodeRequest]) -> list[CreatedResource | Exception]:
+        """Create several resources: each result is the resource or why that one failed.
+
+        The engine calls this for drivers whose calls are quick; the default
+        creates one after another.
+        """
+        out: list[CreatedResource | Exception] = []
+        for request in requests:
+            try:
+                out.append(self.create(request))
+            except Exception as exc:  # reported per node, as a single create would be
+                out.append(exc)
+        return out
+
+    def delete_many(self, refs: Sequence[ResourceRef]) -> list[Exception | None]:
+        """Destroy several resources: each result is None or why that one failed."""
+        out: list[Exception | None] = []
+        for ref in refs:
+            try:
+                self.delete(ref)
+                out.append(None)
+            except Exception as exc:
+                out.append(exc)
+        return out
 
     @abstractmethod
     def check(self, ref: ResourceRef) -> HealthReport:

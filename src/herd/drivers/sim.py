@@ -19,7 +19,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -138,21 +138,59 @@ class SimDriver(SimOperationsMixin, Driver):
         result["seed"] = seed
         return result
 
+    def calls_are_quick(self, properties: Mapping[str, Any]) -> bool:
+        """Without latency a simulated create or delete is a dict update."""
+        return not properties.get("create_latency") and not properties.get("delete_latency")
+
     def create(self, request: NodeRequest) -> CreatedResource:
         """Make a simulated server after ``create_latency``; may fail at ``failure_rate``."""
         props = {**_DEFAULTS, **request.properties}
         if props["create_latency"]:
             self._sleep(float(props["create_latency"]))
+        with self._locked() as servers:
+            return self._create_locked(servers, request, props)
+
+    def _create_locked(
+        self, servers: SimServers, request: NodeRequest, props: Mapping[str, Any]
+    ) -> CreatedResource:
         zone = request.placement.get("zone") or props["zone"]
         region_name = request.placement.get("region_name") or props["region"]
         server = SimServer(request.node_id, zone, region_name)
-        with self._locked() as servers:
-            rate = float(props["failure_rate"])
-            if rate and self._draw(props) < rate:
-                raise DriverError(f"simulated create failure of node {request.node_id}")
-            physical_id = f"{self._prefix}{next(self._counter)}"
-            servers.put(physical_id, server)
+        rate = float(props["failure_rate"])
+        if rate and self._draw(props) < rate:
+            raise DriverError(f"simulated create failure of node {request.node_id}")
+        physical_id = f"{self._prefix}{next(self._counter)}"
+        servers.put(physical_id, server)
         return CreatedResource(physical_id, server.data())
+
+    def create_many(self, requests: Sequence[NodeRequest]) -> list[CreatedResource | Exception]:
+        """Without latency, all in one transaction of the (possibly shared) server store."""
+        if any(r.properties.get("create_latency") for r in requests):
+            return super().create_many(requests)
+        out: list[CreatedResource | Exception] = []
+        with self._locked() as servers:
+            for request in requests:
+                try:
+                    out.append(
+                        self._create_locked(servers, request, {**_DEFAULTS, **request.properties})
+                    )
+                except DriverError as exc:
+                    out.append(exc)
+        return out
+
+    def delete_many(self, refs: Sequence[ResourceRef]) -> list[Exception | None]:
+        """Without latency, all in one transaction of the (possibly shared) server store."""
+        if any(r.properties.get("delete_latency") for r in refs):
+            return super().delete_many(refs)
+        out: list[Exception | None] = []
+        with self._locked() as servers:
+            for ref in refs:
+                try:
+                    self._delete_locked(servers, ref, {**_DEFAULTS, **ref.properties})
+                    out.append(None)
+                except DriverError as exc:
+                    out.append(exc)
+        return out
 
     def delete(self, ref: ResourceRef) -> None:
         """Forget the server after ``delete_latency``; may fail at ``delete_failure_rate``."""
@@ -160,12 +198,17 @@ class SimDriver(SimOperationsMixin, Driver):
         if props["delete_latency"]:
             self._sleep(float(props["delete_latency"]))
         with self._locked() as servers:
-            rate = float(props["delete_failure_rate"])
-            if rate and self._draw(props) < rate:
-                raise DriverError(f"simulated delete failure of node {ref.node_id}")
-            if ref.physical_id is not None:
-                servers.pop(ref.physical_id)
-                self._watched.pop(ref.physical_id, None)
+            self._delete_locked(servers, ref, props)
+
+    def _delete_locked(
+        self, servers: SimServers, ref: ResourceRef, props: Mapping[str, Any]
+    ) -> None:
+        rate = float(props["delete_failure_rate"])
+        if rate and self._draw(props) < rate:
+            raise DriverError(f"simulated delete failure of node {ref.node_id}")
+        if ref.physical_id is not None:
+            servers.pop(ref.physical_id)
+            self._watched.pop(ref.physical_id, None)
 
     def check(self, ref: ResourceRef) -> HealthReport:
         """Unhealthy when the server is unknown or was broken with :meth:`break_node`."""

@@ -8,11 +8,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from herd.domain.sizing import cluster_status_after
-from herd.domain.snapshots import NodeSnapshot
 from herd.engine.execution import ActionExecution
 from herd.store import events
 from herd.store.models import ClusterRow, NodeRow
-from herd.store.snapshots import node_snapshot
 from herd.types import ClusterStatus, NodeStatus
 
 
@@ -33,10 +31,6 @@ def members(ex: ActionExecution, cluster_id: str) -> list[NodeRow]:
                 select(NodeRow).where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
             ).all()
         )
-
-
-def member_snapshots(ex: ActionExecution, cluster_id: str) -> list[NodeSnapshot]:
-    return [node_snapshot(row) for row in members(ex, cluster_id)]
 
 
 def member_count(ex: ActionExecution, cluster_id: str) -> int:

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import select, update
 
 from herd.engine.context import EngineContext
 from herd.store import events
-from herd.store.models import ActionRow, ClusterRow, NodeRow
+from herd.store.models import ActionRow, ClusterRow
 from herd.types import ActionCause, ActionName, ActionStatus
+
+
+class EventSubject(Protocol):
+    """What a node event names of its node (a row, or the columns a bulk write read)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def project(self) -> str: ...
+    @property
+    def cluster_id(self) -> str | None: ...
 
 
 class ActionCancelled(Exception):
@@ -119,7 +132,7 @@ class ActionExecution:
             )
 
     def node_event_row(
-        self, node: NodeRow, status: str, reason: str, level: str = "INFO"
+        self, node: EventSubject, status: str, reason: str, level: str = "INFO"
     ) -> dict[str, Any]:
         """Event fields for a node, for callers that batch events into one transaction."""
         return {

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
 
 from herd.drivers.base import CreatedResource
 from herd.engine.context import EngineContext
@@ -17,6 +18,7 @@ from herd.engine.execution import ActionExecution
 from herd.engine.health.recover_node import RecoveryOptions, RecoveryOutcome, apply_recovery
 from herd.store import actions as action_store
 from herd.store import events
+from herd.store.bulk import chunked, update_rows
 from herd.store.models import ActionRow, NodeLockRow, NodeRow
 from herd.types import ActionName, ActionStatus, NodeStatus
 
@@ -57,43 +59,130 @@ class NodeResultWriter:
             return
         now = self.ctx.now()
         with self.ctx.database.write() as session:
-            child_rows = {
-                r.id: r
-                for r in session.scalars(
-                    select(ActionRow).where(ActionRow.id.in_([d.child_id for d in done]))
-                ).all()
+            child_ids = [d.child_id for d in done]
+            verbs = {
+                child_id: ActionName(action)
+                for chunk in chunked(child_ids)
+                for child_id, action in session.execute(
+                    select(ActionRow.id, ActionRow.action).where(ActionRow.id.in_(chunk))
+                )
             }
-            node_rows = {
-                r.id: r
-                for r in session.scalars(
-                    select(NodeRow).where(NodeRow.id.in_([d.node_id for d in done]))
-                ).all()
-            }
-            for item in done:
-                child = child_rows.get(item.child_id)
-                node = node_rows.get(item.node_id)
-                verb = ActionName(child.action) if child else ActionName.NODE_DELETE
-                if verb is ActionName.NODE_RECOVER:
-                    self._recovered(session, ex, node, item, results, child, now)
-                elif item.error is None:
-                    results.succeeded.append(item.node_id)
-                    reason = self._apply_success(session, ex, verb, node, item, now)
-                    _end(child, ActionStatus.SUCCEEDED, reason, now)
-                else:
-                    results.failed[item.node_id] = item.error
-                    if node is not None:
-                        node.status = NodeStatus.ERROR.value
-                        node.status_reason = item.error
-                        node.updated_at = now
-                        events.record(
-                            session,
-                            now=now,
-                            **ex.node_event_row(node, "ERROR", item.error, "ERROR"),
-                        )
-                    _end(child, ActionStatus.FAILED, item.error, now)
-            session.execute(
-                delete(NodeLockRow).where(NodeLockRow.action_id.in_([d.child_id for d in done]))
+            recovered = [d for d in done if verbs.get(d.child_id) is ActionName.NODE_RECOVER]
+            if recovered:
+                self._flush_recovered(session, ex, recovered, results, now)
+            simple = [d for d in done if verbs.get(d.child_id) is not ActionName.NODE_RECOVER]
+            if simple:
+                self._flush_simple(session, ex, simple, verbs, results, now)
+            for chunk in chunked(child_ids):
+                session.execute(delete(NodeLockRow).where(NodeLockRow.action_id.in_(chunk)))
+
+    def _flush_recovered(
+        self,
+        session: Session,
+        ex: ActionExecution,
+        done: list[FinishedCall],
+        results: ChildResults,
+        now: float,
+    ) -> None:
+        """Recoveries change a node in many ways; they keep the ORM, row by row."""
+        child_rows = {
+            r.id: r
+            for r in session.scalars(
+                select(ActionRow).where(ActionRow.id.in_([d.child_id for d in done]))
+            ).all()
+        }
+        node_rows = {
+            r.id: r
+            for r in session.scalars(
+                select(NodeRow).where(NodeRow.id.in_([d.node_id for d in done]))
+            ).all()
+        }
+        for item in done:
+            node = node_rows.get(item.node_id)
+            self._recovered(session, ex, node, item, results, child_rows.get(item.child_id), now)
+
+    def _flush_simple(
+        self,
+        session: Session,
+        ex: ActionExecution,
+        done: list[FinishedCall],
+        verbs: dict[str, ActionName],
+        results: ChildResults,
+        now: float,
+    ) -> None:
+        """Created, deleted, released and failed nodes: a few statements per batch.
+
+        The rows written are those the ORM wrote one by one before (the functional
+        test ``test_bulk_rows`` compares them).
+        """
+        nodes = _node_facts(session, [d.node_id for d in done])
+        ended: list[dict[str, Any]] = []
+        created: list[dict[str, Any]] = []
+        failed: list[dict[str, Any]] = []
+        left: list[str] = []
+        deleted: list[str] = []
+        event_rows: list[dict[str, Any]] = []
+        for item in done:
+            node = nodes.get(item.node_id)
+            verb = verbs.get(item.child_id, ActionName.NODE_DELETE)
+            status, reason = ActionStatus.SUCCEEDED, "Node already gone."
+            if item.error is not None:
+                results.failed[item.node_id] = item.error
+                status, reason = ActionStatus.FAILED, item.error
+                if node is not None:
+                    failed.append(
+                        {"id": node.id, "status": NodeStatus.ERROR.value}
+                        | {"status_reason": item.error, "updated_at": now}
+                    )
+                    event_rows.append(ex.node_event_row(node, "ERROR", item.error, "ERROR"))
+            elif node is None:
+                results.succeeded.append(item.node_id)
+            elif verb is ActionName.NODE_CREATE and item.resource is not None:
+                results.succeeded.append(item.node_id)
+                reason = "Node created successfully."
+                created.append(
+                    {
+                        "id": node.id,
+                        "physical_id": item.resource.physical_id,
+                        "data": {**(node.data or {}), **item.resource.data},
+                        "status": NodeStatus.ACTIVE.value,
+                        "status_reason": "Creation succeeded",
+                        "created_at": node.created_at or item.finished_at or now,
+                        "updated_at": now,
+                    }
+                )
+                event_rows.append(ex.node_event_row(node, "ACTIVE", "Creation succeeded"))
+            elif verb is ActionName.NODE_LEAVE:
+                results.succeeded.append(item.node_id)
+                reason = "Node left cluster."
+                left.append(node.id)
+                event = ex.node_event_row(node, node.status, "Node left cluster")
+                event_rows.append(event | {"cluster_id": None})
+            else:
+                results.succeeded.append(item.node_id)
+                reason = "Node deleted successfully."
+                deleted.append(node.id)
+                event_rows.append(ex.node_event_row(node, "DELETED", "Node deleted successfully."))
+            ended.append(
+                {"id": item.child_id, "status": status.value, "status_reason": reason}
+                | {"end_time": now, "updated_at": now}
             )
+        # Bulk UPDATE by primary key: one executemany per kind of change.
+        for values in (created, failed):
+            update_rows(session, NodeRow, values)
+        for chunk in chunked(left):
+            session.execute(
+                update(NodeRow)
+                .where(NodeRow.id.in_(chunk))
+                .values(
+                    cluster_id=None, index=-1, updated_at=now, status_reason="Node left cluster"
+                )
+            )
+        for chunk in chunked(deleted):
+            session.execute(delete(NodeRow).where(NodeRow.id.in_(chunk)))
+        events.record_many(session, event_rows, now)
+        ended = [row for row in ended if row["id"] in verbs]  # children that still exist
+        update_rows(session, ActionRow, ended)
 
     def _recovered(
         self,
@@ -121,43 +210,6 @@ class NodeResultWriter:
             results.failed[item.node_id] = reason
             _end(child, ActionStatus.FAILED, reason, now)
 
-    def _apply_success(
-        self,
-        session: Any,
-        ex: ActionExecution,
-        verb: ActionName,
-        node: NodeRow | None,
-        item: FinishedCall,
-        now: float,
-    ) -> str:
-        if node is None:
-            return "Node already gone."
-        if verb is ActionName.NODE_CREATE and item.resource is not None:
-            node.physical_id = item.resource.physical_id
-            node.data = {**(node.data or {}), **item.resource.data}
-            node.status = NodeStatus.ACTIVE.value
-            node.status_reason = "Creation succeeded"
-            node.created_at = node.created_at or item.finished_at or now
-            node.updated_at = now
-            events.record(
-                session, now=now, **ex.node_event_row(node, "ACTIVE", "Creation succeeded")
-            )
-            return "Node created successfully."
-        if verb is ActionName.NODE_LEAVE:
-            node.cluster_id = None
-            node.index = -1
-            node.updated_at = now
-            node.status_reason = "Node left cluster"
-            events.record(
-                session, now=now, **ex.node_event_row(node, node.status, "Node left cluster")
-            )
-            return "Node left cluster."
-        events.record(
-            session, now=now, **ex.node_event_row(node, "DELETED", "Node deleted successfully.")
-        )
-        session.delete(node)
-        return "Node deleted successfully."
-
     def abandon(self, ex: ActionExecution, child_id: str, reason: str) -> None:
         now = self.ctx.now()
         with self.ctx.database.write() as session:
@@ -184,3 +236,33 @@ def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float)
     if child is not None:
         child.status, child.status_reason = status.value, reason
         child.end_time = child.updated_at = now
+
+
+@dataclass(frozen=True, slots=True)
+class _NodeFacts:
+    """What writing a node's result reads of its row (and what its events name)."""
+
+    id: str
+    name: str
+    project: str
+    cluster_id: str | None
+    status: str
+    created_at: float | None
+    data: dict[str, Any]
+
+
+def _node_facts(session: Session, node_ids: list[str]) -> dict[str, _NodeFacts]:
+    columns = (
+        NodeRow.id,
+        NodeRow.name,
+        NodeRow.project,
+        NodeRow.cluster_id,
+        NodeRow.status,
+        NodeRow.created_at,
+        NodeRow.data,
+    )
+    return {
+        row.id: _NodeFacts(*row)
+        for chunk in chunked(node_ids)
+        for row in session.execute(select(*columns).where(NodeRow.id.in_(chunk)))
+    }

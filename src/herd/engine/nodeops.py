@@ -1,12 +1,14 @@
 """Creating, deleting, releasing and recovering many nodes as child actions of one action.
 
 A parent first *plans*: in one transaction it stores the node rows and one
-child action per node (NODE_CREATE, NODE_DELETE, NODE_LEAVE or NODE_RECOVER) linked to it.
-It then *runs* the children: driver calls go to a shared thread pool, and their
-results are written back in batches, so 10,000 simulated nodes cost a few
-hundred transactions instead of tens of thousands. Because the plan is stored
-first, a parent that is resumed after an engine crash runs only the children
-that have not ended, and never creates a node twice.
+child action per node (NODE_CREATE, NODE_DELETE, NODE_LEAVE or NODE_RECOVER) linked to it,
+with one bulk statement per table. It then *runs* the children: driver calls go
+to a shared thread pool (quick ones, see ``Driver.calls_are_quick``, many to a
+task and to the driver at once), and their results are written back in batches
+of bulk statements, so 10,000 simulated nodes cost a few dozen transactions and
+a few hundred statements. Because the plan is stored first, a parent that is
+resumed after an engine crash runs only the children that have not ended, and
+never creates a node twice.
 """
 
 from __future__ import annotations
@@ -18,21 +20,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
 
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
 from herd.engine.health.recover_node import mark_recovering
 from herd.engine.hooks import HookWaiter
-from herd.engine.node_calls import NodeTarget, call_driver, load_targets
+from herd.engine.node_calls import NodeTarget, call_driver, call_many, load_targets
 from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.errors import HerdError
 from herd.store import actions as action_store
+from herd.store.bulk import chunked, insert_rows
 from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
 FLUSH_EVERY = 200  # results per transaction at most
 FLUSH_AFTER = 0.25  # seconds a finished result may wait before it is written
+QUICK_BATCH = 100  # quick driver calls (see Driver.calls_are_quick) per pool task
 
 
 def node_name(cluster: ClusterRow, index: int) -> str:
@@ -67,12 +71,12 @@ class NodeOperations:
         name and index); otherwise new indexes are taken from the cluster.
         """
         now = self.ctx.now()
-        child_ids: list[str] = []
         with self.ctx.database.write() as session:
             cluster = session.get(ClusterRow, cluster_id)
             if cluster is None:
                 raise HerdError(f"Cluster {cluster_id} disappeared")
-            nodes: list[NodeRow] = []
+            nodes: list[dict[str, Any]] = []
+            children: list[dict[str, Any]] = []
             for position, placement in enumerate(placements):
                 if names is not None:
                     name, index = names[position]
@@ -80,48 +84,52 @@ class NodeOperations:
                     index = cluster.next_index
                     cluster.next_index += 1
                     name = node_name(cluster, index)
-                node = NodeRow(
-                    id=str(uuid.uuid4()),
-                    name=name,
-                    physical_id=None,
-                    cluster_id=cluster.id,
-                    profile_id=cluster.profile_id,
-                    index=index,
-                    role="",
-                    init_at=now,
-                    created_at=None,
-                    updated_at=now,
-                    status=NodeStatus.CREATING.value,
-                    status_reason="Creation in progress",
-                    health="UNKNOWN",
-                    health_reason="",
-                    tainted=False,
-                    meta_data={},
-                    data={"placement": dict(placement)} if placement else {},
-                    dependents={},
-                    user=ex.user,
-                    project=cluster.project,
-                    domain="",
+                node_id = str(uuid.uuid4())
+                nodes.append(
+                    {
+                        "id": node_id,
+                        "name": name,
+                        "physical_id": None,
+                        "cluster_id": cluster.id,
+                        "profile_id": cluster.profile_id,
+                        "index": index,
+                        "role": "",
+                        "init_at": now,
+                        "created_at": None,
+                        "updated_at": now,
+                        "status": NodeStatus.CREATING.value,
+                        "status_reason": "Creation in progress",
+                        "health": "UNKNOWN",
+                        "health_reason": "",
+                        "tainted": False,
+                        "meta_data": {},
+                        "data": {"placement": dict(placement)} if placement else {},
+                        "dependents": {},
+                        "user": ex.user,
+                        "project": cluster.project,
+                        "domain": "",
+                    }
                 )
-                nodes.append(node)
-                child = action_store.new_action(
-                    action=ActionName.NODE_CREATE,
-                    target=node.id,
-                    cluster_id=cluster.id,
-                    project=cluster.project,
-                    user=ex.user,
-                    cause=ActionCause.DERIVED,
-                    status=ActionStatus.RUNNING,
-                    parent_id=ex.id,
-                    owner=self.ctx.engine_id,
-                    now=now,
+                children.append(
+                    action_store.action_values(
+                        action=ActionName.NODE_CREATE,
+                        target=node_id,
+                        cluster_id=cluster.id,
+                        project=cluster.project,
+                        user=ex.user,
+                        cause=ActionCause.DERIVED,
+                        status=ActionStatus.RUNNING,
+                        parent_id=ex.id,
+                        owner=self.ctx.engine_id,
+                        now=now,
+                    )
                 )
-                child_ids.append(child.id)
-                session.add(node)
-                session.add(child)
-                action_store.add_dependency(session, child.id, ex.id)
-            session.flush()
-        return child_ids
+            session.flush()  # the cluster's next_index, before the bulk statements
+            # One statement per table (the plan is one transaction, as before): the
+            # ORM's unit of work cost more than the driver calls for sim nodes.
+            insert_rows(session, NodeRow, nodes)
+            action_store.insert_actions(session, children, ex.id)
+        return [child["id"] for child in children]
 
     def plan_removal(
         self,
@@ -139,43 +147,65 @@ class NodeOperations:
         now = self.ctx.now()
         verb = ActionName.NODE_DELETE if destroy else ActionName.NODE_LEAVE
         wait_for_hook = bool(hooks) and bool(hooks.get("type") if hooks else None)
-        child_ids: list[str] = []
+        children: list[dict[str, Any]] = []
+        deleting: list[str] = []
         with self.ctx.database.write() as session:
-            rows = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(node_ids)))).all()
-            for node in rows:
-                hooked = (
-                    wait_for_hook and node.status == NodeStatus.ACTIVE.value and node.physical_id
-                )
-                child = action_store.new_action(
-                    action=verb,
-                    target=node.id,
-                    cluster_id=node.cluster_id,
-                    project=node.project,
-                    user=ex.user,
-                    cause=ActionCause.DERIVED_LCH if hooked else ActionCause.DERIVED,
-                    status=(
-                        ActionStatus.WAITING_LIFECYCLE_COMPLETION
-                        if hooked
-                        else ActionStatus.RUNNING
-                    ),
-                    parent_id=ex.id,
-                    owner=self.ctx.engine_id,
-                    now=now,
-                )
-                session.add(child)
-                action_store.add_dependency(session, child.id, ex.id)
-                if destroy and not hooked:
-                    node.status, node.status_reason = (
-                        NodeStatus.DELETING.value,
-                        "Deletion in progress",
+            connection = session.connection()
+            columns = (
+                NodeRow.id,
+                NodeRow.cluster_id,
+                NodeRow.project,
+                NodeRow.status,
+                NodeRow.physical_id,
+            )
+            rows = [
+                row
+                for chunk in chunked(node_ids)
+                for row in connection.execute(select(*columns).where(NodeRow.id.in_(chunk)))
+            ]
+            for node_id, cluster_id, project, status, physical_id in rows:
+                hooked = wait_for_hook and status == NodeStatus.ACTIVE.value and physical_id
+                children.append(
+                    action_store.action_values(
+                        action=verb,
+                        target=node_id,
+                        cluster_id=cluster_id,
+                        project=project,
+                        user=ex.user,
+                        cause=ActionCause.DERIVED_LCH if hooked else ActionCause.DERIVED,
+                        status=(
+                            ActionStatus.WAITING_LIFECYCLE_COMPLETION
+                            if hooked
+                            else ActionStatus.RUNNING
+                        ),
+                        parent_id=ex.id,
+                        owner=self.ctx.engine_id,
+                        now=now,
                     )
-                lock = session.get(NodeLockRow, node.id)
-                if lock is None:
-                    session.add(NodeLockRow(node_id=node.id, action_id=child.id, updated_at=now))
-                else:
-                    lock.action_id = child.id
-                    lock.updated_at = now
-                child_ids.append(child.id)
+                )
+                if destroy and not hooked:
+                    deleting.append(node_id)
+            action_store.insert_actions(session, children, ex.id)
+            for chunk in chunked(deleting):
+                session.execute(
+                    update(NodeRow)
+                    .where(NodeRow.id.in_(chunk))
+                    .values(status=NodeStatus.DELETING.value, status_reason="Deletion in progress")
+                )
+            # Each child holds its node's lock from the start (a lock an earlier action
+            # left is taken over), in three statements whatever the count.
+            targets = [child["target"] for child in children]
+            for chunk in chunked(targets):
+                session.execute(delete(NodeLockRow).where(NodeLockRow.node_id.in_(chunk)))
+            insert_rows(
+                session,
+                NodeLockRow,
+                [
+                    {"node_id": c["target"], "action_id": c["id"], "updated_at": now}
+                    for c in children
+                ],
+            )
+        child_ids = [child["id"] for child in children]
         if wait_for_hook and hooks:
             HookWaiter(self.ctx).send_all(ex, child_ids, hooks)
         return child_ids
@@ -227,12 +257,20 @@ class NodeOperations:
         # Finished driver calls report through a queue: waiting on every pending
         # future at each step would cost O(n) per finished node.
         finished: queue.SimpleQueue[FinishedCall] = queue.SimpleQueue()
-        pending: dict[str, Future[FinishedCall]] = {}  # child id -> driver call
+        pending: dict[str, Future[list[FinishedCall]]] = {}  # child id -> its driver call(s)
         done_buffer: list[FinishedCall] = []
         last_flush = last_cancel_check = self.ctx.now()
+        wanted = set(child_ids or ())
         with self.ctx.database.read() as session:
-            query = select(ActionRow).where(ActionRow.parent_id == ex.id)
-            rows = [r for r in session.scalars(query).all() if not child_ids or r.id in child_ids]
+            query = select(
+                ActionRow.id,
+                ActionRow.action,
+                ActionRow.status,
+                ActionRow.status_reason,
+                ActionRow.target,
+                ActionRow.inputs,
+            ).where(ActionRow.parent_id == ex.id)
+            rows = [r for r in session.connection().execute(query) if not wanted or r.id in wanted]
         verbs = {r.id: ActionName(r.action) for r in rows}
         child_inputs = {r.id: dict(r.inputs or {}) for r in rows}
         # READY children were completed through the API before this loop started: they
@@ -243,27 +281,40 @@ class NodeOperations:
             self.ctx, [r.target for r in rows if not ActionStatus(r.status).is_final]
         )
 
-        def start(child_id: str, node_id: str) -> None:
+        def start(calls: Sequence[tuple[str, str]]) -> None:
             future = self._submit(
-                child_id, verbs[child_id], node_id, targets.get(node_id), child_inputs[child_id]
+                [
+                    (child_id, verbs[child_id], node, targets.get(node), child_inputs[child_id])
+                    for child_id, node in calls
+                ]
             )
-            future.add_done_callback(lambda f: finished.put(f.result()))
-            pending[child_id] = future
+            future.add_done_callback(lambda f: _put_all(finished, f.result()))
+            for child_id, _ in calls:
+                pending[child_id] = future
 
+        quick: list[tuple[str, str]] = []
         for row in rows:
             status = ActionStatus(row.status)
             if status is ActionStatus.SUCCEEDED:
                 results.succeeded.append(row.target)
             elif status.is_final:
                 results.failed[row.target] = row.status_reason or status.value
-            elif row.id not in waiting:
-                start(row.id, row.target)
+            elif row.id in waiting:
+                continue
+            elif self._is_quick(verbs[row.id], targets.get(row.target)):
+                quick.append((row.id, row.target))
+            else:
+                start([(row.id, row.target)])
+        # Quick driver calls (a sim node without latency) go many to a pool task:
+        # one thread hop per node cost more than the calls themselves.
+        for first in range(0, len(quick), QUICK_BATCH):
+            start(quick[first : first + QUICK_BATCH])
         try:
             while pending or waiting:
                 if waiting:
                     ready, abandoned = waiter.poll(ex, waiting)
                     for child_id in ready:
-                        start(child_id, waiting.pop(child_id))
+                        start([(child_id, waiting.pop(child_id))])
                     for child_id, reason in abandoned.items():
                         results.abandoned.append(waiting.pop(child_id))
                         self.results.abandon(ex, child_id, reason)
@@ -282,38 +333,53 @@ class NodeOperations:
                     ex.check_cancel()
                     last_cancel_check = self.ctx.now()
         except ActionCancelled:
-            for future in pending.values():
+            futures = set(pending.values())
+            for future in futures:
                 future.cancel()
-            for future in pending.values():
+            for future in futures:
                 if not future.cancelled():
-                    done_buffer.append(future.result())
+                    done_buffer += [i for i in future.result() if i.child_id in pending]
             self.results.flush(ex, done_buffer, results)
             self.results.cancel_unfinished(ex)
             raise
         self.results.flush(ex, done_buffer, results)
         return results
 
+    def _is_quick(self, verb: ActionName, target: NodeTarget | None) -> bool:
+        if verb is ActionName.NODE_LEAVE:
+            return True
+        if verb not in (ActionName.NODE_CREATE, ActionName.NODE_DELETE) or target is None:
+            return False
+        if isinstance(target.profile, str):
+            return True  # fails at once without calling a driver
+        profile_type, properties = target.profile
+        try:
+            return self.ctx.drivers.get(profile_type).calls_are_quick(properties)
+        except HerdError:
+            return False
+
     def _submit(
-        self,
-        child_id: str,
-        verb: ActionName,
-        node_id: str,
-        target: NodeTarget | None,
-        inputs: Mapping[str, Any],
-    ) -> Future[FinishedCall]:
-        if target is None and verb is not ActionName.NODE_LEAVE:
-            target = load_targets(self.ctx, [node_id]).get(node_id)
+        self, calls: Sequence[tuple[str, ActionName, str, NodeTarget | None, Mapping[str, Any]]]
+    ) -> Future[list[FinishedCall]]:
+        """Run ``calls`` (child id, verb, node id, target, inputs) one after another on the pool."""
         # Driver calls run in a copy of this context, so their log lines name the action.
-        return self.pool.submit(
-            contextvars.copy_context().run,
-            call_driver,
-            self.ctx,
-            child_id,
-            verb,
-            node_id,
-            target,
-            inputs,
-        )
+        return self.pool.submit(contextvars.copy_context().run, self._call_all, list(calls))
+
+    def _call_all(
+        self, calls: list[tuple[str, ActionName, str, NodeTarget | None, Mapping[str, Any]]]
+    ) -> list[FinishedCall]:
+        missing = [c[2] for c in calls if c[3] is None and c[1] is not ActionName.NODE_LEAVE]
+        if missing:
+            found = load_targets(self.ctx, missing)
+            calls = [(c, v, n, t or found.get(n), i) for c, v, n, t, i in calls]
+        if len(calls) == 1:
+            return [call_driver(self.ctx, *calls[0])]
+        return call_many(self.ctx, calls)
+
+
+def _put_all(target: queue.SimpleQueue[FinishedCall], items: list[FinishedCall]) -> None:
+    for item in items:
+        target.put(item)
 
 
 def _drain(source: queue.SimpleQueue[FinishedCall], timeout: float) -> list[FinishedCall]:

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from herd.domain.sizing import parse_resize
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
+from herd.policies.members import member_labels
 from herd.policies.spec import Field, Integer, List, Map, String, validate_properties
 from herd.types import ActionName, Phase
 
@@ -129,8 +130,7 @@ class _PlacementPolicy(Policy):
         if not usable:
             return Decision.error(data, self.unusable)
         current = dict.fromkeys(usable, 0)
-        for node in ctx.cluster.nodes:
-            group = getattr(node, self.node_attr)
+        for group in member_labels(ctx.cluster.nodes, self.node_attr):
             if group in current:
                 current[group] += 1
         weights = {name: g["weight"] for name, g in usable.items()}

@@ -229,6 +229,16 @@ def _floats(values: Any, n: int) -> FloatArray:
     return np.asarray(values, dtype=np.float64)
 
 
+def columns_of(nodes: Sequence[NodeSnapshot] | NodeColumns) -> NodeColumns:
+    """The columns of ``nodes``; a member table read column-wise already holds them."""
+    if isinstance(nodes, NodeColumns):
+        return nodes
+    held = getattr(nodes, "columns", None)  # herd.policies.members.MemberTable
+    if isinstance(held, NodeColumns):
+        return held
+    return NodeColumns.from_nodes(nodes)
+
+
 #: A sort key evaluated lazily for some members (None: all of them, uncopied).
 KeyFn = Callable[[IntArray | None], npt.NDArray[Any]]
 
@@ -397,7 +407,7 @@ def rank_victims(
         ``count`` unprotected members exist, all of them are returned with the
         shortfall and a reason.
     """
-    cols = nodes if isinstance(nodes, NodeColumns) else NodeColumns.from_nodes(nodes)
+    cols = columns_of(nodes)
     criteria = Criteria(criteria)
     chosen, shortfall = rank_columns(cols, count, criteria, seed)
     victims = _victims(cols, chosen, criteria)
@@ -427,7 +437,7 @@ def rank_victims_by_group(
         criteria: The deletion criterion.
         seed: Seed for RANDOM.
     """
-    cols = nodes if isinstance(nodes, NodeColumns) else NodeColumns.from_nodes(nodes)
+    cols = columns_of(nodes)
     criteria = Criteria(criteria)
     codes, code_of = cols.group_codes(key)
     names = sorted(name for name, wanted in quotas.items() if wanted > 0)

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from herd.store.bulk import insert_rows
 from herd.store.models import ActionRow, DependencyRow
 from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus
 
@@ -16,6 +17,48 @@ from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionSt
 def action_name(action: ActionName, target: str) -> str:
     """Senlin's action names: ``cluster_scale_in_<id8>``, ``node_delete_<id8>``."""
     return f"{action.value.lower()}_{target[:8]}"
+
+
+def action_values(
+    *,
+    action: ActionName,
+    target: str,
+    cluster_id: str | None,
+    project: str,
+    user: str = "",
+    cause: ActionCause = ActionCause.RPC,
+    inputs: dict[str, Any] | None = None,
+    data: dict[str, Any] | None = None,
+    status: ActionStatus = ActionStatus.READY,
+    parent_id: str | None = None,
+    owner: str | None = None,
+    timeout: int = 3600,
+    now: float,
+) -> dict[str, Any]:
+    """The column values of a new action row (for bulk inserts and :func:`new_action`)."""
+    return {
+        "id": str(uuid.uuid4()),
+        "name": action_name(action, target),
+        "cluster_id": cluster_id,
+        "target": target,
+        "action": action.value,
+        "cause": cause.value,
+        "owner": owner,
+        "parent_id": parent_id,
+        "interval": -1,
+        "timeout": timeout,
+        "status": status.value,
+        "status_reason": "",
+        "inputs": inputs or {},
+        "outputs": {},
+        "data": data or {},
+        "user": user,
+        "project": project,
+        "domain": "",
+        "created_at": now,
+        "updated_at": now,
+        "retries": 0,
+    }
 
 
 def new_action(
@@ -36,27 +79,31 @@ def new_action(
 ) -> ActionRow:
     """Build (not add) an action row."""
     return ActionRow(
-        id=str(uuid.uuid4()),
-        name=action_name(action, target),
-        cluster_id=cluster_id,
-        target=target,
-        action=action.value,
-        cause=cause.value,
-        owner=owner,
-        parent_id=parent_id,
-        interval=-1,
-        timeout=timeout,
-        status=status.value,
-        status_reason="",
-        inputs=inputs or {},
-        outputs={},
-        data=data or {},
-        user=user,
-        project=project,
-        domain="",
-        created_at=now,
-        updated_at=now,
-        retries=0,
+        **action_values(
+            action=action,
+            target=target,
+            cluster_id=cluster_id,
+            project=project,
+            user=user,
+            cause=cause,
+            inputs=inputs,
+            data=data,
+            status=status,
+            parent_id=parent_id,
+            owner=owner,
+            timeout=timeout,
+            now=now,
+        )
+    )
+
+
+def insert_actions(session: Session, rows: Sequence[dict[str, Any]], parent_id: str) -> None:
+    """Insert many action rows and make ``parent_id`` depend on each, in two statements."""
+    if not rows:
+        return
+    insert_rows(session, ActionRow, rows)
+    insert_rows(
+        session, DependencyRow, [{"depended": row["id"], "dependent": parent_id} for row in rows]
     )
 
 

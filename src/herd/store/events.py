@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from herd.store.bulk import insert_rows
 from herd.store.models import EventRow
 
 
@@ -44,3 +46,26 @@ def record(
     )
     session.add(row)
     return row
+
+
+def record_many(session: Session, rows: Iterable[Mapping[str, Any]], now: float) -> None:
+    """Insert many events in one statement; each row has :func:`record`'s keyword fields."""
+    values = [
+        {
+            "id": str(uuid.uuid4()),
+            "timestamp": now,
+            "oid": row["oid"],
+            "oname": row["oname"],
+            "otype": row["otype"],
+            "cluster_id": row.get("cluster_id"),
+            "level": row.get("level", "INFO"),
+            "user": row.get("user", ""),
+            "project": row["project"],
+            "action": row["action"],
+            "status": row["status"],
+            "status_reason": row["reason"],
+            "meta_data": dict(row.get("meta") or {}),
+        }
+        for row in rows
+    ]
+    insert_rows(session, EventRow, values)

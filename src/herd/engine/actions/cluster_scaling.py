@@ -11,7 +11,7 @@ from herd.engine.actions.removal import RemovalPlan, removal_plan, remove_nodes
 from herd.engine.clusters import (
     eval_status,
     load_cluster,
-    member_snapshots,
+    member_count,
     placements,
     update_cluster,
 )
@@ -66,7 +66,7 @@ class ScalingHandlers:
         count = _positive_count(raw, "scaling out")
         if isinstance(count, str):
             return Outcome.failed(count)
-        current = len(member_snapshots(ex, cluster.id))
+        current = member_count(ex, cluster.id)
         error = check_size_params(
             _bounds(cluster),
             current + count,
@@ -189,7 +189,7 @@ class ScalingHandlers:
                 min_size=new_min,
                 max_size=new_max,
             )
-        current = len(member_snapshots(ex, cluster.id))
+        current = member_count(ex, cluster.id)
         count = int((ex.data.get("creation") or {}).get("count", 0))
         update_cluster(
             ex,
@@ -225,7 +225,7 @@ class ScalingHandlers:
     def add_nodes(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)
         node_ids = list(ex.inputs.get("nodes") or [])
-        current = len(member_snapshots(ex, cluster.id))
+        current = member_count(ex, cluster.id)
         error = check_size_params(
             _bounds(cluster),
             current + len(node_ids),
