@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, ParamSpec, Protocol, TypeVar
 
 from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
 
 from herd.config import Settings
 from herd.observability.metrics import HerdMetrics
@@ -67,3 +68,21 @@ async def get_services(request: Request) -> Services:
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def run_database(
+    services: Services, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+) -> T:
+    """Run a short database call from an ``async`` handler.
+
+    On SQLite the call runs on the event loop: a read in WAL mode never waits for a
+    writer, and the hop to the thread pool and back cost more than the query. On
+    PostgreSQL a call waits for the network, so it runs in the thread pool.
+    """
+    if services.database.is_sqlite:
+        return work(*args, **kwargs)
+    return await run_in_threadpool(work, *args, **kwargs)

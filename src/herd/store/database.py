@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
@@ -41,6 +42,7 @@ def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
         connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
         pool_size=32,
         max_overflow=32,
+        json_deserializer=orjson.loads,
     )
 
     @event.listens_for(engine, "connect")
@@ -79,7 +81,11 @@ class Database:
             self.read_engine = _sqlite_engine(self.url, immediate=False)
         else:
             self.write_engine = create_engine(
-                self.url, pool_size=20, max_overflow=40, pool_pre_ping=True
+                self.url,
+                pool_size=20,
+                max_overflow=40,
+                pool_pre_ping=True,
+                json_deserializer=orjson.loads,
             )
             self.read_engine = self.write_engine
         # SQLite runs one writer at a time anyway. Queueing this process's writers on a lock
