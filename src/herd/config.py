@@ -39,6 +39,11 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = "text"
     #: ``herd engine`` only: serve the engine's /metrics on this port (None: no endpoint)
     engine_metrics_port: int | None = None
+    #: ``herd serve``: API worker processes (the parent runs the one engine beside them)
+    api_workers: int = Field(default=1, ge=1)
+    #: SQLite's ``PRAGMA synchronous`` under WAL: NORMAL survives process crashes, FULL
+    #: also the last transactions on a power loss or an OS crash (docs/configuration.md)
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
 
     engine_workers: int = 16
     engine_poll_interval: float = 0.05

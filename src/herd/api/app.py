@@ -101,7 +101,11 @@ def create_app(
             ``herd serve`` always keeps them.
     """
     owns_database = database is None
-    db = database if database is not None else Database(settings.database_url())
+    db = (
+        database
+        if database is not None
+        else Database(settings.database_url(), sqlite_synchronous=settings.sqlite_synchronous)
+    )
     db.migrate()
     services = Services(
         settings=settings,

@@ -25,6 +25,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+#: the ``PRAGMA synchronous`` levels herd accepts (both durable across process crashes in WAL)
+SQLITE_SYNCHRONOUS = ("NORMAL", "FULL")
 
 
 def _normalise_url(url: str) -> str:
@@ -36,7 +38,7 @@ def _normalise_url(url: str) -> str:
     return url
 
 
-def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
+def _sqlite_engine(url: str, *, immediate: bool, synchronous: str) -> Engine:
     engine = create_engine(
         url,
         connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
@@ -52,7 +54,7 @@ def _sqlite_engine(url: str, *, immediate: bool) -> Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
@@ -70,15 +72,21 @@ class Database:
     commits. Repositories take the session as an argument and never commit.
     """
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, sqlite_synchronous: str = "NORMAL") -> None:
+        if sqlite_synchronous not in SQLITE_SYNCHRONOUS:
+            raise ValueError(f"sqlite_synchronous must be one of {SQLITE_SYNCHRONOUS}")
         self.url = _normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         if self.is_sqlite:
             path = self.url.split("///", 1)[-1]
             if path and path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self.write_engine = _sqlite_engine(self.url, immediate=True)
-            self.read_engine = _sqlite_engine(self.url, immediate=False)
+            self.write_engine = _sqlite_engine(
+                self.url, immediate=True, synchronous=sqlite_synchronous
+            )
+            self.read_engine = _sqlite_engine(
+                self.url, immediate=False, synchronous=sqlite_synchronous
+            )
         else:
             self.write_engine = create_engine(
                 self.url,
