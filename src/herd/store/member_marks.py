@@ -1,0 +1,208 @@
+"""What marking a member (un)healthy reads and writes, in a few Core statements.
+
+``herd.api.services.member_health`` decides; this module fetches what it decides on in
+two statements (the cluster with its tombstone; the member with its profile name, last
+check, lock holders and pending deletion) and writes the member and its event without
+ORM objects, so that a batch of marks (``herd.api.services.group_commit``) costs a few
+statements each. Every function runs in the caller's transaction and never commits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Row, and_, exists, insert, select, update
+from sqlalchemy.orm import Session
+
+from herd.errors import MultipleChoices, NotFound
+from herd.store import node_reads
+from herd.store.lookup import Scope
+from herd.store.models import (
+    ActionRow,
+    ClusterLockRow,
+    ClusterRow,
+    EngineRow,
+    EventRow,
+    NodeLockRow,
+    NodeRow,
+    TombstoneRow,
+)
+from herd.types import ACTIVE_ACTION_STATUSES, ActionName, ActionStatus
+
+#: positions in a member row, after the columns of ``node_reads.node_select``
+_EXTRA = len(node_reads.NODE_COLUMNS) + len(node_reads.EXTRA_COLUMNS)
+HEALTH, HEALTH_REASON, MARKED_BY, MARKED_AT, GENERATION = 18, 19, 20, 21, 22
+UPDATED_AT, STATUS = 12, 13
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRef:
+    id: str
+    name: str
+    deleting: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A member as the mark reads it: its view values and what may stop the mark."""
+
+    values: list[Any]
+    cluster_lock_holders: list[str]
+    node_lock_holder: str | None
+    delete_pending: bool
+
+    @property
+    def id(self) -> str:
+        return str(self.values[0])
+
+
+def find_cluster(session: Session, identity: str, scope: Scope) -> ClusterRef:
+    """A cluster by id, unique name or unique short id, and whether it carries a tombstone."""
+    tombstoned = exists().where(
+        and_(TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == ClusterRow.id)
+    )
+    query: Any = select(ClusterRow.id, ClusterRow.name, tombstoned)
+    base = scope.apply(query, ClusterRow)
+    row: Row[Any] | None = None
+    if len(identity) == 36:
+        row = session.execute(base.where(ClusterRow.id == identity)).first()
+    if row is None:
+        row = _unique(session, base.where(ClusterRow.name == identity), identity)
+    if row is None and len(identity) < 36:
+        row = _unique(session, base.where(_prefix(ClusterRow.id, identity)), identity)
+    if row is None:
+        raise NotFound("cluster", identity)
+    cluster_id, name, deleting = tuple(row)
+    return ClusterRef(cluster_id, name, bool(deleting))
+
+
+def find_member(
+    session: Session, cluster: ClusterRef, identity: str, *, for_update: bool
+) -> Member:
+    """A member of ``cluster`` by id, name or short id; 404 for anything else.
+
+    ``for_update`` (PostgreSQL) takes the member's row lock, so concurrent marks of one
+    member queue instead of losing an update.
+    """
+    cluster_holders = (
+        select(ClusterLockRow.action_ids)
+        .where(ClusterLockRow.cluster_id == cluster.id)
+        .scalar_subquery()
+    )
+    node_holder = (
+        select(NodeLockRow.action_id).where(NodeLockRow.node_id == NodeRow.id).scalar_subquery()
+    )
+    deleting = exists().where(
+        ActionRow.target == NodeRow.id,
+        ActionRow.action == ActionName.NODE_DELETE.value,
+        ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+    )
+    base = (
+        node_reads.node_select(agent=False)
+        .add_columns(cluster_holders, node_holder, deleting)
+        .where(NodeRow.cluster_id == cluster.id)
+    )
+    row: Row[Any] | None = None
+    if len(identity) == 36:
+        row = session.execute(base.where(NodeRow.id == identity)).first()
+    if row is None:
+        row = _unique(session, base.where(NodeRow.name == identity), identity)
+    if row is None:
+        row = _unique(session, base.where(_prefix(NodeRow.id, identity)), identity)
+    if row is None:
+        raise NotFound(
+            "node", identity, f"The node '{identity}' is not a member of cluster '{cluster.name}'."
+        )
+    if for_update:
+        locked = base.where(NodeRow.id == row[0]).with_for_update(of=NodeRow)
+        row = session.execute(locked).one()
+    values = list(row)
+    holders = values[_EXTRA]
+    return Member(
+        values=values[:_EXTRA],
+        cluster_lock_holders=[str(h) for h in holders or []],
+        node_lock_holder=values[_EXTRA + 1],
+        delete_pending=bool(values[_EXTRA + 2]),
+    )
+
+
+def live_holder(session: Session, action_ids: Sequence[str], dead_before: float) -> str | None:
+    """The name of the first action in ``action_ids`` that still holds its lock, if any.
+
+    As ``herd.store.locks``: a holder is alive while its action is not final and, once an
+    engine owns it, that engine's heartbeat is fresh.
+    """
+    if not action_ids:
+        return None
+    rows = session.execute(
+        select(
+            ActionRow.id,
+            ActionRow.action,
+            ActionRow.status,
+            ActionRow.owner,
+            EngineRow.heartbeat_at,
+        )
+        .outerjoin(EngineRow, EngineRow.id == ActionRow.owner)
+        .where(ActionRow.id.in_(list(action_ids)))
+    ).all()
+    found = {row[0]: row for row in rows}
+    for action_id in action_ids:
+        row = found.get(action_id)
+        if row is None or ActionStatus(row[2]).is_final:
+            continue
+        if row[3] is None:
+            if row[2] != ActionStatus.READY.value:
+                return str(row[1])
+            continue
+        if row[4] is not None and row[4] >= dead_before:
+            return str(row[1])
+    return None
+
+
+def write_health(
+    session: Session, member: Member, *, health: str, reason: str, marked_by: str, now: float
+) -> list[Any]:
+    """Store the member's new health; return its view values as they now are."""
+    values = list(member.values)
+    generation = (values[GENERATION] or 0) + 1
+    session.execute(
+        update(NodeRow)
+        .where(NodeRow.id == member.id)
+        .values(
+            health=health,
+            health_reason=reason,
+            health_marked_by=marked_by,
+            health_marked_at=now,
+            health_generation=generation,
+            updated_at=now,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    values[HEALTH], values[HEALTH_REASON] = health, reason
+    values[MARKED_BY], values[MARKED_AT] = marked_by, now
+    values[GENERATION], values[UPDATED_AT] = generation, now
+    return values
+
+
+def record_event(session: Session, **fields: Any) -> None:
+    """Insert an event row (``herd.store.events.record`` without the ORM object)."""
+    fields.setdefault("meta_data", {})
+    session.execute(insert(EventRow).values(id=str(uuid.uuid4()), **fields))
+
+
+def _prefix(column: Any, identity: str) -> Any:
+    escaped = identity.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return column.like(escaped + "%", escape="\\")
+
+
+def _unique(session: Session, query: Any, identity: str) -> Row[Any] | None:
+    rows = session.execute(query.limit(2)).all()
+    if len(rows) > 1:
+        raise MultipleChoices(
+            f"Multiple results found matching the query criteria '{identity}'. "
+            "Please be more specific."
+        )
+    return rows[0] if rows else None
