@@ -9,13 +9,13 @@ statements each. Every function runs in the caller's transaction and never commi
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, and_, exists, insert, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, insert, select, update
 
 from herd.errors import MultipleChoices, NotFound
 from herd.store import node_reads
@@ -59,37 +59,26 @@ class Member:
         return str(self.values[0])
 
 
-def find_cluster(session: Session, identity: str, scope: Scope) -> ClusterRef:
-    """A cluster by id, unique name or unique short id, and whether it carries a tombstone."""
+_BY = ("id", "name", "prefix")
+
+
+@functools.cache
+def _cluster_lookup(by: str, scoped: bool) -> Select[Any]:
+    # Built once: the values travel as bound parameters (see node_reads._lookup).
     tombstoned = exists().where(
         and_(TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == ClusterRow.id)
     )
     query: Any = select(ClusterRow.id, ClusterRow.name, tombstoned)
-    base = scope.apply(query, ClusterRow)
-    row: Row[Any] | None = None
-    if len(identity) == 36:
-        row = session.execute(base.where(ClusterRow.id == identity)).first()
-    if row is None:
-        row = _unique(session, base.where(ClusterRow.name == identity), identity)
-    if row is None and len(identity) < 36:
-        row = _unique(session, base.where(_prefix(ClusterRow.id, identity)), identity)
-    if row is None:
-        raise NotFound("cluster", identity)
-    cluster_id, name, deleting = tuple(row)
-    return ClusterRef(cluster_id, name, bool(deleting))
+    if scoped:
+        query = query.where(ClusterRow.project == bindparam("project"))
+    return _by(query, ClusterRow.id, ClusterRow.name, by)
 
 
-def find_member(
-    session: Session, cluster: ClusterRef, identity: str, *, for_update: bool
-) -> Member:
-    """A member of ``cluster`` by id, name or short id; 404 for anything else.
-
-    ``for_update`` (PostgreSQL) takes the member's row lock, so concurrent marks of one
-    member queue instead of losing an update.
-    """
+@functools.cache
+def _member_lookup(by: str, for_update: bool) -> Select[Any]:
     cluster_holders = (
         select(ClusterLockRow.action_ids)
-        .where(ClusterLockRow.cluster_id == cluster.id)
+        .where(ClusterLockRow.cluster_id == bindparam("cluster_id"))
         .scalar_subquery()
     )
     node_holder = (
@@ -100,25 +89,68 @@ def find_member(
         ActionRow.action == ActionName.NODE_DELETE.value,
         ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
     )
-    base = (
+    query = (
         node_reads.node_select(agent=False)
         .add_columns(cluster_holders, node_holder, deleting)
-        .where(NodeRow.cluster_id == cluster.id)
+        .where(NodeRow.cluster_id == bindparam("cluster_id"))
     )
-    row: Row[Any] | None = None
+    query = _by(query, NodeRow.id, NodeRow.name, by)
+    return query.with_for_update(of=NodeRow) if for_update else query
+
+
+def _by(query: Any, id_column: Any, name_column: Any, by: str) -> Select[Any]:
+    if by == "id":
+        return query.where(id_column == bindparam("identity"))  # type: ignore[no-any-return]
+    if by == "name":
+        return query.where(name_column == bindparam("identity")).limit(2)  # type: ignore[no-any-return]
+    return query.where(  # type: ignore[no-any-return]
+        id_column.like(bindparam("identity"), escape="\\")
+    ).limit(2)
+
+
+def _find(
+    connection: Connection, statement: Callable[[str], Select[Any]], identity: str, **params: Any
+) -> Row[Any] | None:
+    """By id (a full-length one), else by unique name, else by unique id prefix."""
     if len(identity) == 36:
-        row = session.execute(base.where(NodeRow.id == identity)).first()
+        row = connection.execute(statement("id"), {**params, "identity": identity}).first()
+        if row is not None:
+            return row
+    row = _unique(connection, statement("name"), {**params, "identity": identity}, identity)
     if row is None:
-        row = _unique(session, base.where(NodeRow.name == identity), identity)
+        escaped = identity.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        prefix = {**params, "identity": escaped + "%"}
+        row = _unique(connection, statement("prefix"), prefix, identity)
+    return row
+
+
+def find_cluster(connection: Connection, identity: str, scope: Scope) -> ClusterRef:
+    """A cluster by id, unique name or unique short id, and whether it carries a tombstone."""
+    scoped = not scope.all_projects
+    params = {"project": scope.project} if scoped else {}
+    row = _find(connection, lambda by: _cluster_lookup(by, scoped), identity, **params)
     if row is None:
-        row = _unique(session, base.where(_prefix(NodeRow.id, identity)), identity)
+        raise NotFound("cluster", identity)
+    cluster_id, name, deleting = tuple(row)
+    return ClusterRef(cluster_id, name, bool(deleting))
+
+
+def find_member(
+    connection: Connection, cluster: ClusterRef, identity: str, *, for_update: bool
+) -> Member:
+    """A member of ``cluster`` by id, name or short id; 404 for anything else.
+
+    ``for_update`` (PostgreSQL) takes the member's row lock, so concurrent marks of one
+    member queue instead of losing an update.
+    """
+    row = _find(connection, lambda by: _member_lookup(by, False), identity, cluster_id=cluster.id)
     if row is None:
         raise NotFound(
             "node", identity, f"The node '{identity}' is not a member of cluster '{cluster.name}'."
         )
     if for_update:
-        locked = base.where(NodeRow.id == row[0]).with_for_update(of=NodeRow)
-        row = session.execute(locked).one()
+        locked = _member_lookup("id", True)
+        row = connection.execute(locked, {"cluster_id": cluster.id, "identity": row[0]}).one()
     values = list(row)
     holders = values[_EXTRA]
     return Member(
@@ -129,7 +161,9 @@ def find_member(
     )
 
 
-def live_holder(session: Session, action_ids: Sequence[str], dead_before: float) -> str | None:
+def live_holder(
+    connection: Connection, action_ids: Sequence[str], dead_before: float
+) -> str | None:
     """The name of the first action in ``action_ids`` that still holds its lock, if any.
 
     As ``herd.store.locks``: a holder is alive while its action is not final and, once an
@@ -137,7 +171,7 @@ def live_holder(session: Session, action_ids: Sequence[str], dead_before: float)
     """
     if not action_ids:
         return None
-    rows = session.execute(
+    rows = connection.execute(
         select(
             ActionRow.id,
             ActionRow.action,
@@ -162,24 +196,43 @@ def live_holder(session: Session, action_ids: Sequence[str], dead_before: float)
     return None
 
 
+_WRITE_HEALTH = (
+    update(NodeRow)
+    .where(NodeRow.id == bindparam("node_id"))
+    .values(
+        health=bindparam("new_health"),
+        health_reason=bindparam("new_reason"),
+        health_marked_by=bindparam("marked_by"),
+        health_marked_at=bindparam("marked_at"),
+        health_generation=bindparam("generation"),
+        updated_at=bindparam("marked_at"),
+    )
+)
+_INSERT_EVENT = insert(EventRow)
+
+
 def write_health(
-    session: Session, member: Member, *, health: str, reason: str, marked_by: str, now: float
+    connection: Connection,
+    member: Member,
+    *,
+    health: str,
+    reason: str,
+    marked_by: str,
+    now: float,
 ) -> list[Any]:
     """Store the member's new health; return its view values as they now are."""
     values = list(member.values)
     generation = (values[GENERATION] or 0) + 1
-    session.execute(
-        update(NodeRow)
-        .where(NodeRow.id == member.id)
-        .values(
-            health=health,
-            health_reason=reason,
-            health_marked_by=marked_by,
-            health_marked_at=now,
-            health_generation=generation,
-            updated_at=now,
-        )
-        .execution_options(synchronize_session=False)
+    connection.execute(
+        _WRITE_HEALTH,
+        {
+            "node_id": member.id,
+            "new_health": health,
+            "new_reason": reason,
+            "marked_by": marked_by,
+            "marked_at": now,
+            "generation": generation,
+        },
     )
     values[HEALTH], values[HEALTH_REASON] = health, reason
     values[MARKED_BY], values[MARKED_AT] = marked_by, now
@@ -187,19 +240,16 @@ def write_health(
     return values
 
 
-def record_event(session: Session, **fields: Any) -> None:
+def record_event(connection: Connection, **fields: Any) -> None:
     """Insert an event row (``herd.store.events.record`` without the ORM object)."""
     fields.setdefault("meta_data", {})
-    session.execute(insert(EventRow).values(id=str(uuid.uuid4()), **fields))
+    connection.execute(_INSERT_EVENT, {"id": str(uuid.uuid4()), **fields})
 
 
-def _prefix(column: Any, identity: str) -> Any:
-    escaped = identity.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return column.like(escaped + "%", escape="\\")
-
-
-def _unique(session: Session, query: Any, identity: str) -> Row[Any] | None:
-    rows = session.execute(query.limit(2)).all()
+def _unique(
+    connection: Connection, query: Select[Any], params: dict[str, Any], identity: str
+) -> Row[Any] | None:
+    rows = connection.execute(query, params).all()
     if len(rows) > 1:
         raise MultipleChoices(
             f"Multiple results found matching the query criteria '{identity}'. "

@@ -10,10 +10,11 @@ row into Senlin's JSON shape.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, Select, and_, exists, select
+from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, select
 from sqlalchemy.orm import Session
 
 from herd.errors import MultipleChoices, NotFound
@@ -86,25 +87,49 @@ def fetch(session: Session, query: Select[Any]) -> Sequence[Row[Any]]:
     return session.execute(query).all()
 
 
-def read_node(session: Session, identity: str, scope: Scope, *, agent: bool) -> Row[Any]:
+@functools.cache
+def _lookup(by: str, scoped: bool, agent: bool) -> Select[Any]:
+    """The statement finding one node ``by`` id, name or id prefix, built once.
+
+    Reusing one statement object spares SQLAlchemy building it and computing its cache
+    key on every request: the values travel as bound parameters.
+    """
+    query = node_select(agent=False)
+    if scoped:
+        query = query.where(NodeRow.project == bindparam("project"))
+    if agent:
+        # Tombstone visibility travels with the row: no second round trip.
+        query = query.add_columns(
+            _hidden("node", NodeRow.id), _hidden("cluster", NodeRow.cluster_id)
+        )
+    if by == "id":
+        return query.where(NodeRow.id == bindparam("identity"))
+    if by == "name":
+        return query.where(NodeRow.name == bindparam("identity")).limit(2)
+    return query.where(NodeRow.id.like(bindparam("identity"), escape="\\")).limit(2)
+
+
+def read_node(
+    connection: Connection | Session, identity: str, scope: Scope, *, agent: bool
+) -> Row[Any]:
     """One node by id, unique name or unique short id, with its profile name and last check.
 
     Raises:
         NotFound: nothing visible matches (for an agent: also a node being deleted).
         MultipleChoices: a name or short id matches more than one node.
     """
-    base = scope.apply(node_select(agent=False), NodeRow)
-    if agent:
-        # Tombstone visibility travels with the row: no second round trip.
-        base = base.add_columns(_hidden("node", NodeRow.id), _hidden("cluster", NodeRow.cluster_id))
+    scoped = not scope.all_projects
+    params: dict[str, Any] = {"project": scope.project} if scoped else {}
     row: Row[Any] | None = None
     if len(identity) == 36:
-        row = session.execute(base.where(NodeRow.id == identity)).first()
+        row = connection.execute(
+            _lookup("id", scoped, agent), {**params, "identity": identity}
+        ).first()
     if row is None:
-        row = _unique(session, base.where(NodeRow.name == identity), identity)
+        row = _unique(connection, _lookup("name", scoped, agent), params, identity, identity)
     if row is None and len(identity) < 36:
         escaped = identity.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        row = _unique(session, base.where(NodeRow.id.like(escaped + "%", escape="\\")), identity)
+        row = _unique(connection, _lookup("prefix", scoped, agent), params, escaped + "%", identity)
     if row is None:
         raise NotFound("node", identity)
     if agent and any(tuple(row)[-2:]):
@@ -112,8 +137,14 @@ def read_node(session: Session, identity: str, scope: Scope, *, agent: bool) -> 
     return row
 
 
-def _unique(session: Session, query: Select[Any], identity: str) -> Row[Any] | None:
-    rows = session.execute(query.limit(2)).all()
+def _unique(
+    connection: Connection | Session,
+    query: Select[Any],
+    params: dict[str, Any],
+    value: str,
+    identity: str,
+) -> Row[Any] | None:
+    rows = connection.execute(query, {**params, "identity": value}).all()
     if len(rows) > 1:
         raise MultipleChoices(
             f"Multiple results found matching the query criteria '{identity}'. "

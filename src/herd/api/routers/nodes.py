@@ -32,8 +32,8 @@ def _list(services: Services, ctx: RequestContext, params: pagination.ListParams
 
 
 def _get(services: Services, ctx: RequestContext, node_id: str, details: bool) -> bytes:
-    with services.database.read() as session:
-        return dumps({"node": node_reads.get_node(session, ctx, node_id, details)})
+    with services.database.read_connection() as connection:
+        return dumps({"node": node_reads.get_node(connection, ctx, node_id, details)})
 
 
 @router.get("", openapi_extra=pagination.openapi_parameters(node_reads.LIST_SPEC))

@@ -42,7 +42,8 @@ def committer(services: Services) -> GroupCommitter:
     """This app's group committer for marks (made on first use)."""
     found = services.extra.get(COMMITTER)
     if not isinstance(found, GroupCommitter):
-        found = services.extra[COMMITTER] = GroupCommitter(services.database)
+        # mark_member refuses (404, 409) before it writes anything: no savepoints needed.
+        found = services.extra[COMMITTER] = GroupCommitter(services.database, savepoints=False)
     return found
 
 
@@ -54,7 +55,9 @@ def mark_member(
     node_identity: str,
     request: MarkUnhealthy,
 ) -> MarkResult:
-    cluster = member_marks.find_cluster(session, cluster_identity, ctx.scope())
+    # Core statements on the session's connection: the ORM has no objects to track here.
+    connection = session.connection()
+    cluster = member_marks.find_cluster(connection, cluster_identity, ctx.scope())
     if cluster.deleting:
         raise ResourceDeleting(
             f"The cluster '{cluster.id}' is being deleted: it cannot be used or changed.",
@@ -62,12 +65,12 @@ def mark_member(
             resource_id=cluster.id,
         )
     member = member_marks.find_member(
-        session, cluster, node_identity, for_update=not services.database.is_sqlite
+        connection, cluster, node_identity, for_update=not services.database.is_sqlite
     )
     holders = list(member.cluster_lock_holders)
     if member.node_lock_holder is not None:
         holders.append(member.node_lock_holder)
-    busy = member_marks.live_holder(session, holders, services.dead_before())
+    busy = member_marks.live_holder(connection, holders, services.dead_before())
     if busy is not None:
         raise ActionInProgress(
             f"Cluster {cluster.name} already has an action ({busy}) in progress."
@@ -86,7 +89,7 @@ def mark_member(
     changed = (current_health, values[member_marks.HEALTH_REASON]) != (new_health, reason)
     now = services.now()
     values = member_marks.write_health(
-        session,
+        connection,
         member,
         health=new_health,
         reason=reason,
@@ -95,7 +98,7 @@ def mark_member(
     )
     if changed:
         member_marks.record_event(
-            session,
+            connection,
             timestamp=now,
             otype="NODE",
             oid=member.id,

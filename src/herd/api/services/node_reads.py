@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
 from herd.api import pagination
@@ -40,8 +41,10 @@ def details_wanted(params: dict[str, str]) -> bool:
     return value is not None and pagination.parse_bool("show_details", value)
 
 
-def get_node(session: Session, ctx: RequestContext, identity: str, details: bool) -> dict[str, Any]:
-    row = node_reads.read_node(session, identity, ctx.scope(), agent=ctx.is_agent)
+def get_node(
+    connection: Connection, ctx: RequestContext, identity: str, details: bool
+) -> dict[str, Any]:
+    row = node_reads.read_node(connection, identity, ctx.scope(), agent=ctx.is_agent)
     return node_view_from_values(row, ctx.version, details)
 
 
