@@ -102,6 +102,14 @@ async def reader_context(request: Request) -> RequestContext:
     return await _caller(request, request.app.state.herd)
 
 
+async def user_context(request: Request) -> RequestContext:
+    """:func:`get_context` for a handler that resolves its own context (see above)."""
+    ctx = await _caller(request, request.app.state.herd)
+    if ctx.is_agent:
+        raise Forbidden(AGENT_REFUSED)
+    return ctx
+
+
 def _token_context(services: Services, secret: str, version: APIVersion) -> RequestContext:
     with services.database.read() as session:
         row = tokens.lookup(session, secret, services.now())

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Request, Response
 
-from herd.api.auth import Context
+from herd.api.auth import user_context
 from herd.api.deps import Services
 from herd.api.json_body import dumps
 from herd.api.schemas.base import openapi_body, parse_body
@@ -19,7 +19,7 @@ router = APIRouter(prefix="/v1/clusters", tags=["member health"])
 
 @router.patch("/{cluster_id}/nodes/{node_id}", openapi_extra=openapi_body(MarkUnhealthy))
 async def mark_unhealthy(
-    cluster_id: str, node_id: str, request: Request, ctx: Context, body: Any = Body(None)
+    cluster_id: str, node_id: str, request: Request, body: Any = Body(None)
 ) -> Response:
     """Heat's mark-unhealthy call, answered with the member instead of ``null``.
 
@@ -27,6 +27,7 @@ async def mark_unhealthy(
     answer is built and encoded after the transaction, outside it.
     """
     services: Services = request.app.state.herd
+    ctx = await user_context(request)
     parsed = parse_body(MarkUnhealthy, body)
     result: MarkResult = await committer(services).submit(
         lambda session: mark_member(session, services, ctx, cluster_id, node_id, parsed)
