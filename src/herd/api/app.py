@@ -167,10 +167,12 @@ def create_app(
     errors.install(app)
     app.add_middleware(MicroversionMiddleware)
     app.add_middleware(HeadAsGetMiddleware)
+    # Starlette tries routes in order: the hottest (node reads, marks) go first.
     for module in (
+        nodes,
+        member_health,
         versions,
         health,
-        member_health,
         profiles,
         types,
         policy_routes,
@@ -178,7 +180,6 @@ def create_app(
         cluster_actions,
         cluster_policies,
         cluster_health,
-        nodes,
         actions,
         events,
         deletions,
