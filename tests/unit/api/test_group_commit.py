@@ -44,10 +44,11 @@ async def submit_all(committer: GroupCommitter, works: list[Any]) -> list[Any]:
     return await asyncio.gather(*(committer.submit(w) for w in works), return_exceptions=True)
 
 
+@pytest.mark.parametrize("threads", [False, True], ids=["on the loop", "in the pool"])
 def test_queued_calls_share_one_transaction_and_keep_their_own_refusals(
-    database: Database,
+    database: Database, threads: bool
 ) -> None:
-    committer = GroupCommitter(database)
+    committer = GroupCommitter(database, threads=threads)
     works = [insert(f"n{i}", NotFound("node", f"n{i}") if i % 3 == 0 else None) for i in range(10)]
     answers = asyncio.run(submit_all(committer, works))
     for i, answer in enumerate(answers):

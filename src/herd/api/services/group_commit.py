@@ -42,7 +42,12 @@ class GroupCommitter:
     """Batches ``work(session)`` calls of one process into shared write transactions."""
 
     def __init__(
-        self, database: Database, max_batch: int = MAX_BATCH, *, savepoints: bool = True
+        self,
+        database: Database,
+        max_batch: int = MAX_BATCH,
+        *,
+        savepoints: bool = True,
+        threads: bool = False,
     ) -> None:
         """``savepoints=False`` is for work that raises ``HerdError`` only before it writes
         anything: a refusal then leaves nothing to undo, and each call saves two statements.
@@ -50,6 +55,7 @@ class GroupCommitter:
         self.database = database
         self.max_batch = max_batch
         self.savepoints = savepoints
+        self.threads = threads
         self._queue: list[tuple[Work, asyncio.Future[Any]]] = []
         self._draining = False
         #: how many batches of each size were written (tests and the benchmark read it)
@@ -71,12 +77,12 @@ class GroupCommitter:
                 del self._queue[: self.max_batch]
                 works = [work for work, _ in batch]
                 try:
-                    if self.database.is_sqlite:
-                        # In-process and short: the batch runs on the loop, which meanwhile
-                        # leaves the next requests in their sockets (they make the next batch).
-                        outcomes = self._write(works)
-                    else:
+                    if self.threads:
                         outcomes = await run_in_threadpool(self._write, works)
+                    else:
+                        # Short: the batch runs on the loop, which meanwhile leaves the next
+                        # requests in their sockets (they make the next batch).
+                        outcomes = self._write(works)
                 except BaseException as exc:  # handed to every waiting caller
                     outcomes = [_Outcome(error=exc) for _ in works]
                 for (_, future), outcome in zip(batch, outcomes, strict=True):

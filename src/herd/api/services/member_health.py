@@ -43,7 +43,11 @@ def committer(services: Services) -> GroupCommitter:
     found = services.extra.get(COMMITTER)
     if not isinstance(found, GroupCommitter):
         # mark_member refuses (404, 409) before it writes anything: no savepoints needed.
-        found = services.extra[COMMITTER] = GroupCommitter(services.database, savepoints=False)
+        found = services.extra[COMMITTER] = GroupCommitter(
+            services.database,
+            savepoints=False,
+            threads=services.settings.api_database_threads,
+        )
     return found
 
 
