@@ -139,6 +139,10 @@ class Database:
         Cheaper than a :meth:`read` session: no identity map, no ORM result processing.
         """
         with self.read_engine.connect() as connection:
+            if not self.is_sqlite:
+                # Each statement its own snapshot: no BEGIN and ROLLBACK round trips around
+                # a single SELECT (SQLite's are in-process and cost next to nothing).
+                connection = connection.execution_options(isolation_level="AUTOCOMMIT")
             yield connection
 
     def migrate(self) -> None:

@@ -143,13 +143,21 @@ def find_member(
     ``for_update`` (PostgreSQL) takes the member's row lock, so concurrent marks of one
     member queue instead of losing an update.
     """
-    row = _find(connection, lambda by: _member_lookup(by, False), identity, cluster_id=cluster.id)
+    locked = _member_lookup("id", True) if for_update else None
+    row: Row[Any] | None = None
+    if locked is not None and len(identity) == 36:
+        # The common case, a full id: found and locked in one round trip.
+        row = connection.execute(locked, {"cluster_id": cluster.id, "identity": identity}).first()
+        locked = None if row is not None else locked
+    if row is None:
+        row = _find(
+            connection, lambda by: _member_lookup(by, False), identity, cluster_id=cluster.id
+        )
     if row is None:
         raise NotFound(
             "node", identity, f"The node '{identity}' is not a member of cluster '{cluster.name}'."
         )
-    if for_update:
-        locked = _member_lookup("id", True)
+    if locked is not None:
         row = connection.execute(locked, {"cluster_id": cluster.id, "identity": row[0]}).one()
     values = list(row)
     holders = values[_EXTRA]
