@@ -183,7 +183,7 @@ def main() -> None:
     if not shutil.which("wrk"):
         sys.exit("bench/api.py needs wrk (apt-get install wrk)")
     rows: list[list[Any]] = []
-    for store in args.stores.split(","):
+    for store in filter(None, args.stores.split(",")):
         with tempfile.TemporaryDirectory(prefix="herd-bench-api-") as tmp:
             data = Path(tmp) / "data"
             with contextmanager_for(store) as env:
@@ -194,11 +194,12 @@ def main() -> None:
                 finally:
                     server.stop()
                     bare.stop()
-    table(
-        "API fast paths: herd beside a bare FastAPI endpoint (same uvicorn, same run, wrk)",
-        ["store", "endpoint", "req/s", "p50 ms", "p99 ms", "errors", "ratio to bare"],
-        rows,
-    )
+    if rows:
+        table(
+            "API fast paths: herd beside a bare FastAPI endpoint (same uvicorn, same run, wrk)",
+            ["store", "endpoint", "req/s", "p50 ms", "p99 ms", "errors", "ratio to bare"],
+            rows,
+        )
     if args.rss_nodes:
         table("Server peak RSS (VmHWM)", ["nodes", "idle MB", "peak MB"], [rss_row(args)])
 
