@@ -39,7 +39,9 @@ typecheck: $(STAMP)
 screenshots: $(STAMP)
 	HERD_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/dashboard
 
+## bench/api.py needs wrk (Debian package wrk) and starts PostgreSQL as the tests do.
 bench: $(STAMP)
+	$(BIN)/python bench/api.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/victims.py
 	$(BIN)/python bench/health.py

@@ -118,10 +118,21 @@ class LoadResult:
         return self.requests / self.seconds if self.seconds else 0.0
 
 
-def _wrk(url: str, connections: int, seconds: float, method: str, body: str | None) -> LoadResult:
+def _wrk(
+    url: str,
+    connections: int,
+    seconds: float,
+    method: str,
+    body: str | None,
+    lua: str | None = None,
+) -> LoadResult:
+    """One wrk run; ``lua`` is a script of its own (it then sets method, body and paths)."""
     script = None
-    args = ["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds:g}s", "--latency"]
-    if method != "GET":
+    threads = str(min(2, connections))
+    args = ["wrk", "-t", threads, "-c", str(connections), "-d", f"{seconds:g}s", "--latency"]
+    if lua is not None:
+        args += ["-s", lua]
+    elif method != "GET":
         script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)  # noqa: SIM115
         escaped = (body or "").replace("\\", "\\\\").replace('"', '\\"')
         script.write(

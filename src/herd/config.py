@@ -39,6 +39,14 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = "text"
     #: ``herd engine`` only: serve the engine's /metrics on this port (None: no endpoint)
     engine_metrics_port: int | None = None
+    #: ``herd serve``: API worker processes (the parent runs the one engine beside them)
+    api_workers: int = Field(default=1, ge=1)
+    #: run the API's hot reads and mark batches in a thread pool instead of on the event
+    #: loop (for a database far away, where a round trip would hold up the loop)
+    api_database_threads: bool = False
+    #: SQLite's ``PRAGMA synchronous`` under WAL: NORMAL survives process crashes, FULL
+    #: also the last transactions on a power loss or an OS crash (docs/configuration.md)
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
 
     engine_workers: int = 16
     engine_poll_interval: float = 0.05

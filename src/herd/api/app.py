@@ -102,7 +102,11 @@ def create_app(
             ``herd serve`` always keeps them.
     """
     owns_database = database is None
-    db = database if database is not None else Database(settings.database_url())
+    db = (
+        database
+        if database is not None
+        else Database(settings.database_url(), sqlite_synchronous=settings.sqlite_synchronous)
+    )
     db.migrate()
     services = Services(
         settings=settings,
@@ -165,10 +169,12 @@ def create_app(
     errors.install(app)
     app.add_middleware(MicroversionMiddleware)
     app.add_middleware(HeadAsGetMiddleware)
+    # Starlette tries routes in order: the hottest (node reads, marks) go first.
     for module in (
+        nodes,
+        member_health,
         versions,
         health,
-        member_health,
         profiles,
         types,
         policy_routes,
@@ -176,7 +182,6 @@ def create_app(
         cluster_actions,
         cluster_policies,
         cluster_health,
-        nodes,
         actions,
         events,
         deletions,

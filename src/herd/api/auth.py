@@ -93,6 +93,23 @@ async def get_reader_context(request: Request, services: ServicesDep) -> Request
     return await _caller(request, services)
 
 
+async def reader_context(request: Request) -> RequestContext:
+    """:func:`get_reader_context` for a handler that resolves its own context.
+
+    The hot read endpoints take only the request: FastAPI's dependency solving for a
+    services and a context parameter cost more than the read itself.
+    """
+    return await _caller(request, request.app.state.herd)
+
+
+async def user_context(request: Request) -> RequestContext:
+    """:func:`get_context` for a handler that resolves its own context (see above)."""
+    ctx = await _caller(request, request.app.state.herd)
+    if ctx.is_agent:
+        raise Forbidden(AGENT_REFUSED)
+    return ctx
+
+
 def _token_context(services: Services, secret: str, version: APIVersion) -> RequestContext:
     with services.database.read() as session:
         row = tokens.lookup(session, secret, services.now())

@@ -184,6 +184,17 @@ def apply(
     scope: Scope | None,
 ) -> list[Any]:
     """Filter, order and page ``query`` (which selects ``spec.model``)."""
+    return list(session.scalars(page(session, query, spec, params, scope)).all())
+
+
+def page(
+    session: Session,
+    query: Select[Any],
+    spec: ListSpec,
+    params: ListParams,
+    scope: Scope | None,
+) -> Select[Any]:
+    """``query`` filtered, ordered and paged; it may select columns of ``spec.model``."""
     model = spec.model
     if scope is not None and spec.has_project:
         query = scope.apply(query, model)
@@ -209,7 +220,7 @@ def apply(
     )
     if params.limit is not None:
         query = query.limit(params.limit)
-    return list(session.scalars(query).all())
+    return query
 
 
 def _visible(row: Any, scope: Scope) -> bool:

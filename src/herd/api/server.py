@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+from typing import Any
 
 from herd.config import Settings
 from herd.errors import InvalidRequest
+
+#: the environment variable that hands the parent's settings to ``--workers`` processes
+WORKER_SETTINGS = "_HERD_WORKER_SETTINGS"
 
 
 def is_loopback(host: str) -> bool:
@@ -42,7 +47,11 @@ def check_auth(settings: Settings) -> None:
 
 
 def serve(settings: Settings) -> None:
-    """Serve the API on ``settings.host:settings.port`` until interrupted."""
+    """Serve the API on ``settings.host:settings.port`` until interrupted.
+
+    With ``api_workers`` above 1 the API runs in that many uvicorn worker processes
+    (:func:`serve_workers`); otherwise in this process, with the engine beside it.
+    """
     import uvicorn
 
     from herd.api.app import create_app
@@ -50,6 +59,9 @@ def serve(settings: Settings) -> None:
 
     logs.configure(settings.log_format)
     check_auth(settings)
+    if settings.api_workers > 1:
+        serve_workers(settings)
+        return
     app = create_app(settings)
     # log_config=None: uvicorn keeps the handlers configured above instead of its own.
     uvicorn.run(
@@ -60,3 +72,60 @@ def serve(settings: Settings) -> None:
         access_log=False,
         log_config=None,
     )
+
+
+def serve_workers(settings: Settings) -> None:
+    """``herd serve --workers N``: N API processes, and the one engine in this process.
+
+    The parent migrates the database before any worker starts (so workers never race
+    on migrations) and runs the only engine (unless ``run_engine`` is off); the workers
+    run the API with the engine off, whatever the environment says, so the engine never
+    runs twice by accident. Workers are uvicorn's (spawned, not forked: no engine thread is
+    copied into them); they receive the parent's settings exactly, through the environment.
+    Actions submitted by a worker reach the engine through the database: an idle engine
+    looks at its queue every 4 x ``engine_poll_interval`` seconds.
+    """
+    import uvicorn
+
+    from herd.engine.service import build_engine
+    from herd.regions import Regions
+    from herd.store.database import Database
+
+    database = Database(settings.database_url(), sqlite_synchronous=settings.sqlite_synchronous)
+    database.migrate()
+    regions = Regions.from_settings(settings) if settings.regions else None
+    engine = None
+    if settings.run_engine:
+        engine = build_engine(
+            settings, database, regions_delete=regions.delete_copies if regions else None
+        )
+        engine.start()
+    worker_settings = settings.model_copy(update={"run_engine": False})
+    os.environ[WORKER_SETTINGS] = worker_settings.model_dump_json()
+    try:
+        uvicorn.run(
+            "herd.api.server:worker_app",
+            factory=True,
+            workers=settings.api_workers,
+            host=settings.host,
+            port=settings.port,
+            log_level="info",
+            access_log=False,
+            log_config=None,
+        )
+    finally:
+        if engine is not None:
+            engine.stop()
+        if regions is not None:
+            regions.close()
+        database.dispose()
+
+
+def worker_app() -> Any:
+    """The app of one ``--workers`` process (uvicorn's factory): the API, no engine."""
+    from herd.api.app import create_app
+    from herd.observability import logs
+
+    settings = Settings.model_validate_json(os.environ[WORKER_SETTINGS])
+    logs.configure(settings.log_format)
+    return create_app(settings, start_engine=False)

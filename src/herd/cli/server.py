@@ -38,6 +38,14 @@ def serve(
         bool, typer.Option("--no-engine", help="Serve the API only; engines run apart.")
     ] = False,
     log_format: LogFormatOption = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="API worker processes (HERD_API_WORKERS); this process runs the one engine.",
+        ),
+    ] = None,
 ) -> None:
     """Run the API (and, unless --no-engine, the engine) in this process."""
     from herd.api.server import serve as run_server  # type: ignore[import-not-found, unused-ignore]
@@ -51,6 +59,7 @@ def serve(
         auth=auth,
         run_engine=False if no_engine else None,
         log_format=log_format,
+        api_workers=workers,
     )
     run_server(settings)
 

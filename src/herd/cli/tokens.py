@@ -30,7 +30,8 @@ def _database(data_dir: Any, db_url: str | None) -> Any:
     from herd.config import load_settings
     from herd.store.database import Database
 
-    database = Database(load_settings(data_dir=data_dir, db_url=db_url).database_url())
+    settings = load_settings(data_dir=data_dir, db_url=db_url)
+    database = Database(settings.database_url(), sqlite_synchronous=settings.sqlite_synchronous)
     database.migrate()
     return database
 

@@ -234,7 +234,7 @@ def run_forever(
     sits beside the engine and cannot be imported from here.
     """
     logs.configure(settings.log_format)
-    database = Database(settings.database_url())
+    database = Database(settings.database_url(), sqlite_synchronous=settings.sqlite_synchronous)
     database.migrate()
     metrics = HerdMetrics()
     if settings.engine_metrics_port is not None:

@@ -4,28 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, Request, Response
 
-from herd.api.auth import Context
-from herd.api.deps import ServicesDep
+from herd.api.auth import user_context
+from herd.api.deps import Services
+from herd.api.json_body import dumps
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.schemas.member_health import MarkUnhealthy
-from herd.api.services.member_health import mark_member
-from herd.api.views import render_nodes
+from herd.api.services.member_health import MarkResult, committer, mark_member
+from herd.api.views import node_view_from_values
 
 router = APIRouter(prefix="/v1/clusters", tags=["member health"])
 
 
 @router.patch("/{cluster_id}/nodes/{node_id}", openapi_extra=openapi_body(MarkUnhealthy))
-def mark_unhealthy(
-    cluster_id: str, node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
-) -> dict[str, Any]:
-    """Heat's mark-unhealthy call, answered with the member instead of ``null``."""
-    request = parse_body(MarkUnhealthy, body)
-    with services.database.write() as session:
-        result = mark_member(session, services, ctx, cluster_id, node_id, request)
-        session.flush()
-        view = render_nodes(session, [result.node], ctx.version)[0]
-    if request.mark_unhealthy and result.changed:
+async def mark_unhealthy(
+    cluster_id: str, node_id: str, request: Request, body: Any = Body(None)
+) -> Response:
+    """Heat's mark-unhealthy call, answered with the member instead of ``null``.
+
+    The write joins the next group commit (``herd.api.services.group_commit``); the
+    answer is built and encoded after the transaction, outside it.
+    """
+    services: Services = request.app.state.herd
+    ctx = await user_context(request)
+    parsed = parse_body(MarkUnhealthy, body)
+    result: MarkResult = await committer(services).submit(
+        lambda session: mark_member(session, services, ctx, cluster_id, node_id, parsed)
+    )
+    if parsed.mark_unhealthy and result.changed:
         services.metrics.health_detected("application")
-    return {"node": view, "changed": result.changed, "message": result.message}
+    view = node_view_from_values(result.values, ctx.version)
+    answer = {"node": view, "changed": result.changed, "message": result.message}
+    return Response(dumps(answer), media_type="application/json")

@@ -6,74 +6,43 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Request, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import select
 
 from herd.api import pagination
-from herd.api.auth import Context, ReaderContext
-from herd.api.deps import ServicesDep
+from herd.api.auth import Context, RequestContext, reader_context
+from herd.api.deps import Services, ServicesDep, run_database
+from herd.api.json_body import dumps
 from herd.api.microversion import APIVersion
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.schemas.cluster_actions import NodeActionRequest
 from herd.api.schemas.clusters import DeleteRequest
 from herd.api.schemas.nodes import NodeCreate, NodeUpdate
-from herd.api.services import deletions
+from herd.api.services import node_reads
 from herd.api.services import nodes as service
 from herd.api.services.common import location
 from herd.api.views import render_nodes
-from herd.errors import InvalidRequest, NotFound
-from herd.store.lookup import find
-from herd.store.models import ClusterRow, NodeRow
 
 router = APIRouter(prefix="/v1/nodes", tags=["nodes"])
 
 V1_13 = APIVersion(1, 13)
 
-LIST_SPEC = pagination.ListSpec(
-    model=NodeRow,
-    sort_keys={
-        "index": NodeRow.index,
-        "name": NodeRow.name,
-        "status": NodeRow.status,
-        "init_at": NodeRow.init_at,
-        "created_at": NodeRow.created_at,
-        "updated_at": NodeRow.updated_at,
-    },
-    default_sort=("init_at",),
-    filters={"name": NodeRow.name, "status": NodeRow.status},
-    extra=frozenset({"cluster_id", "show_details"}),
-)
 
-
-def _details(params: dict[str, str]) -> bool:
-    value = params.get("show_details")
-    return value is not None and pagination.parse_bool("show_details", value)
-
-
-@router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
-def list_nodes(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
-    params = pagination.parse(request.query_params, LIST_SPEC)
-    scope = ctx.list_scope(params.global_project)
-    details = _details(params.extra)
+def _list(services: Services, ctx: RequestContext, params: pagination.ListParams) -> bytes:
     with services.database.read() as session:
-        query = select(NodeRow).where(*deletions.agent_filter(ctx, "node"))
-        cluster_identity = params.extra.get("cluster_id")
-        if cluster_identity:
-            try:
-                cluster = find(session, ClusterRow, cluster_identity, scope, "cluster")
-            except NotFound:
-                raise InvalidRequest(
-                    f"Cannot find the given cluster: {cluster_identity}.", field="cluster_id"
-                ) from None
-            if deletions.agent_filter(ctx, "cluster"):
-                try:
-                    deletions.hide_from_agent(session, ctx, "cluster", cluster)
-                except NotFound:
-                    raise InvalidRequest(
-                        f"Cannot find the given cluster: {cluster_identity}.", field="cluster_id"
-                    ) from None
-            query = query.where(NodeRow.cluster_id == cluster.id)
-        rows = pagination.apply(session, query, LIST_SPEC, params, scope)
-        return {"nodes": render_nodes(session, rows, ctx.version, details)}
+        return dumps({"nodes": node_reads.list_nodes(session, ctx, params)})
+
+
+def _get(services: Services, ctx: RequestContext, node_id: str, details: bool) -> bytes:
+    with services.database.read_connection() as connection:
+        return dumps({"node": node_reads.get_node(connection, ctx, node_id, details)})
+
+
+@router.get("", openapi_extra=pagination.openapi_parameters(node_reads.LIST_SPEC))
+async def list_nodes(request: Request) -> Response:
+    services: Services = request.app.state.herd
+    ctx = await reader_context(request)
+    params = pagination.parse(request.query_params, node_reads.LIST_SPEC)
+    body = await run_database(services, _list, services, ctx, params)
+    return Response(body, media_type="application/json")
 
 
 @router.post("", status_code=202, openapi_extra=openapi_body(NodeCreate, envelope="node"))
@@ -87,14 +56,12 @@ def create_node(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> 
 
 
 @router.get("/{node_id}")
-def get_node(
-    node_id: str, request: Request, services: ServicesDep, ctx: ReaderContext
-) -> dict[str, Any]:
-    details = _details(dict(request.query_params))
-    with services.database.read() as session:
-        row = find(session, NodeRow, node_id, ctx.scope(), "node")
-        deletions.hide_from_agent(session, ctx, "node", row)
-        return {"node": render_nodes(session, [row], ctx.version, details)[0]}
+async def get_node(node_id: str, request: Request) -> Response:
+    services: Services = request.app.state.herd
+    ctx = await reader_context(request)
+    details = node_reads.details_wanted(dict(request.query_params))
+    body = await run_database(services, _get, services, ctx, node_id, details)
+    return Response(body, media_type="application/json")
 
 
 @router.patch(

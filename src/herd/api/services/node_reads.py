@@ -1,0 +1,75 @@
+"""Reading nodes for ``GET /v1/nodes`` and ``GET /v1/nodes/<id>``: plain values to JSON.
+
+Each read is one statement of ``herd.store.node_reads`` (a list adds the lookup of its
+``cluster_id``); rows are turned into Senlin's shapes without ORM objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+from sqlalchemy.orm import Session
+
+from herd.api import pagination
+from herd.api.auth import RequestContext
+from herd.api.services import deletions
+from herd.api.views import node_view_from_values
+from herd.errors import InvalidRequest, NotFound
+from herd.store import node_reads
+from herd.store.lookup import find
+from herd.store.models import ClusterRow, NodeRow
+
+LIST_SPEC = pagination.ListSpec(
+    model=NodeRow,
+    sort_keys={
+        "index": NodeRow.index,
+        "name": NodeRow.name,
+        "status": NodeRow.status,
+        "init_at": NodeRow.init_at,
+        "created_at": NodeRow.created_at,
+        "updated_at": NodeRow.updated_at,
+    },
+    default_sort=("init_at",),
+    filters={"name": NodeRow.name, "status": NodeRow.status},
+    extra=frozenset({"cluster_id", "show_details"}),
+)
+
+
+def details_wanted(params: dict[str, str]) -> bool:
+    value = params.get("show_details")
+    return value is not None and pagination.parse_bool("show_details", value)
+
+
+def get_node(
+    connection: Connection, ctx: RequestContext, identity: str, details: bool
+) -> dict[str, Any]:
+    row = node_reads.read_node(connection, identity, ctx.scope(), agent=ctx.is_agent)
+    return node_view_from_values(row, ctx.version, details)
+
+
+def _cluster_id(session: Session, ctx: RequestContext, identity: str, scope: Any) -> str:
+    try:
+        cluster = find(session, ClusterRow, identity, scope, "cluster")
+        deletions.hide_from_agent(session, ctx, "cluster", cluster)
+    except NotFound:
+        raise InvalidRequest(
+            f"Cannot find the given cluster: {identity}.", field="cluster_id"
+        ) from None
+    return cluster.id
+
+
+def list_nodes(
+    session: Session, ctx: RequestContext, params: pagination.ListParams
+) -> list[dict[str, Any]]:
+    scope = ctx.list_scope(params.global_project)
+    details = details_wanted(params.extra)
+    query = node_reads.node_select(agent=ctx.is_agent)
+    cluster_identity = params.extra.get("cluster_id")
+    if cluster_identity:
+        query = query.where(
+            NodeRow.cluster_id == _cluster_id(session, ctx, cluster_identity, scope)
+        )
+    rows = node_reads.fetch(session, pagination.page(session, query, LIST_SPEC, params, scope))
+    version = ctx.version
+    return [node_view_from_values(row, version, details) for row in rows]

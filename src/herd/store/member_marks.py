@@ -1,0 +1,266 @@
+"""What marking a member (un)healthy reads and writes, in a few Core statements.
+
+``herd.api.services.member_health`` decides; this module fetches what it decides on in
+two statements (the cluster with its tombstone; the member with its profile name, last
+check, lock holders and pending deletion) and writes the member and its event without
+ORM objects, so that a batch of marks (``herd.api.services.group_commit``) costs a few
+statements each. Every function runs in the caller's transaction and never commits.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, insert, select, update
+
+from herd.errors import MultipleChoices, NotFound
+from herd.store import node_reads
+from herd.store.lookup import Scope
+from herd.store.models import (
+    ActionRow,
+    ClusterLockRow,
+    ClusterRow,
+    EngineRow,
+    EventRow,
+    NodeLockRow,
+    NodeRow,
+    TombstoneRow,
+)
+from herd.types import ACTIVE_ACTION_STATUSES, ActionName, ActionStatus
+
+#: positions in a member row, after the columns of ``node_reads.node_select``
+_EXTRA = len(node_reads.NODE_COLUMNS) + len(node_reads.EXTRA_COLUMNS)
+HEALTH, HEALTH_REASON, MARKED_BY, MARKED_AT, GENERATION = 18, 19, 20, 21, 22
+UPDATED_AT, STATUS = 12, 13
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRef:
+    id: str
+    name: str
+    deleting: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A member as the mark reads it: its view values and what may stop the mark."""
+
+    values: list[Any]
+    cluster_lock_holders: list[str]
+    node_lock_holder: str | None
+    delete_pending: bool
+
+    @property
+    def id(self) -> str:
+        return str(self.values[0])
+
+
+_BY = ("id", "name", "prefix")
+
+
+@functools.cache
+def _cluster_lookup(by: str, scoped: bool) -> Select[Any]:
+    # Built once: the values travel as bound parameters (see node_reads._lookup).
+    tombstoned = exists().where(
+        and_(TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == ClusterRow.id)
+    )
+    query: Any = select(ClusterRow.id, ClusterRow.name, tombstoned)
+    if scoped:
+        query = query.where(ClusterRow.project == bindparam("project"))
+    return _by(query, ClusterRow.id, ClusterRow.name, by)
+
+
+@functools.cache
+def _member_lookup(by: str, for_update: bool) -> Select[Any]:
+    cluster_holders = (
+        select(ClusterLockRow.action_ids)
+        .where(ClusterLockRow.cluster_id == bindparam("cluster_id"))
+        .scalar_subquery()
+    )
+    node_holder = (
+        select(NodeLockRow.action_id).where(NodeLockRow.node_id == NodeRow.id).scalar_subquery()
+    )
+    deleting = exists().where(
+        ActionRow.target == NodeRow.id,
+        ActionRow.action == ActionName.NODE_DELETE.value,
+        ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+    )
+    query = (
+        node_reads.node_select(agent=False)
+        .add_columns(cluster_holders, node_holder, deleting)
+        .where(NodeRow.cluster_id == bindparam("cluster_id"))
+    )
+    query = _by(query, NodeRow.id, NodeRow.name, by)
+    return query.with_for_update(of=NodeRow) if for_update else query
+
+
+def _by(query: Any, id_column: Any, name_column: Any, by: str) -> Select[Any]:
+    if by == "id":
+        return query.where(id_column == bindparam("identity"))  # type: ignore[no-any-return]
+    if by == "name":
+        return query.where(name_column == bindparam("identity")).limit(2)  # type: ignore[no-any-return]
+    return query.where(  # type: ignore[no-any-return]
+        id_column.like(bindparam("identity"), escape="\\")
+    ).limit(2)
+
+
+def _find(
+    connection: Connection, statement: Callable[[str], Select[Any]], identity: str, **params: Any
+) -> Row[Any] | None:
+    """By id (a full-length one), else by unique name, else by unique id prefix."""
+    if len(identity) == 36:
+        row = connection.execute(statement("id"), {**params, "identity": identity}).first()
+        if row is not None:
+            return row
+    row = _unique(connection, statement("name"), {**params, "identity": identity}, identity)
+    if row is None:
+        escaped = identity.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        prefix = {**params, "identity": escaped + "%"}
+        row = _unique(connection, statement("prefix"), prefix, identity)
+    return row
+
+
+def find_cluster(connection: Connection, identity: str, scope: Scope) -> ClusterRef:
+    """A cluster by id, unique name or unique short id, and whether it carries a tombstone."""
+    scoped = not scope.all_projects
+    params = {"project": scope.project} if scoped else {}
+    row = _find(connection, lambda by: _cluster_lookup(by, scoped), identity, **params)
+    if row is None:
+        raise NotFound("cluster", identity)
+    cluster_id, name, deleting = tuple(row)
+    return ClusterRef(cluster_id, name, bool(deleting))
+
+
+def find_member(
+    connection: Connection, cluster: ClusterRef, identity: str, *, for_update: bool
+) -> Member:
+    """A member of ``cluster`` by id, name or short id; 404 for anything else.
+
+    ``for_update`` (PostgreSQL) takes the member's row lock, so concurrent marks of one
+    member queue instead of losing an update.
+    """
+    locked = _member_lookup("id", True) if for_update else None
+    row: Row[Any] | None = None
+    if locked is not None and len(identity) == 36:
+        # The common case, a full id: found and locked in one round trip.
+        row = connection.execute(locked, {"cluster_id": cluster.id, "identity": identity}).first()
+        locked = None if row is not None else locked
+    if row is None:
+        row = _find(
+            connection, lambda by: _member_lookup(by, False), identity, cluster_id=cluster.id
+        )
+    if row is None:
+        raise NotFound(
+            "node", identity, f"The node '{identity}' is not a member of cluster '{cluster.name}'."
+        )
+    if locked is not None:
+        row = connection.execute(locked, {"cluster_id": cluster.id, "identity": row[0]}).one()
+    values = list(row)
+    holders = values[_EXTRA]
+    return Member(
+        values=values[:_EXTRA],
+        cluster_lock_holders=[str(h) for h in holders or []],
+        node_lock_holder=values[_EXTRA + 1],
+        delete_pending=bool(values[_EXTRA + 2]),
+    )
+
+
+def live_holder(
+    connection: Connection, action_ids: Sequence[str], dead_before: float
+) -> str | None:
+    """The name of the first action in ``action_ids`` that still holds its lock, if any.
+
+    As ``herd.store.locks``: a holder is alive while its action is not final and, once an
+    engine owns it, that engine's heartbeat is fresh.
+    """
+    if not action_ids:
+        return None
+    rows = connection.execute(
+        select(
+            ActionRow.id,
+            ActionRow.action,
+            ActionRow.status,
+            ActionRow.owner,
+            EngineRow.heartbeat_at,
+        )
+        .outerjoin(EngineRow, EngineRow.id == ActionRow.owner)
+        .where(ActionRow.id.in_(list(action_ids)))
+    ).all()
+    found = {row[0]: row for row in rows}
+    for action_id in action_ids:
+        row = found.get(action_id)
+        if row is None or ActionStatus(row[2]).is_final:
+            continue
+        if row[3] is None:
+            if row[2] != ActionStatus.READY.value:
+                return str(row[1])
+            continue
+        if row[4] is not None and row[4] >= dead_before:
+            return str(row[1])
+    return None
+
+
+_WRITE_HEALTH = (
+    update(NodeRow)
+    .where(NodeRow.id == bindparam("node_id"))
+    .values(
+        health=bindparam("new_health"),
+        health_reason=bindparam("new_reason"),
+        health_marked_by=bindparam("marked_by"),
+        health_marked_at=bindparam("marked_at"),
+        health_generation=bindparam("generation"),
+        updated_at=bindparam("marked_at"),
+    )
+)
+_INSERT_EVENT = insert(EventRow)
+
+
+def write_health(
+    connection: Connection,
+    member: Member,
+    *,
+    health: str,
+    reason: str,
+    marked_by: str,
+    now: float,
+) -> list[Any]:
+    """Store the member's new health; return its view values as they now are."""
+    values = list(member.values)
+    generation = (values[GENERATION] or 0) + 1
+    connection.execute(
+        _WRITE_HEALTH,
+        {
+            "node_id": member.id,
+            "new_health": health,
+            "new_reason": reason,
+            "marked_by": marked_by,
+            "marked_at": now,
+            "generation": generation,
+        },
+    )
+    values[HEALTH], values[HEALTH_REASON] = health, reason
+    values[MARKED_BY], values[MARKED_AT] = marked_by, now
+    values[GENERATION], values[UPDATED_AT] = generation, now
+    return values
+
+
+def record_event(connection: Connection, **fields: Any) -> None:
+    """Insert an event row (``herd.store.events.record`` without the ORM object)."""
+    fields.setdefault("meta_data", {})
+    connection.execute(_INSERT_EVENT, {"id": str(uuid.uuid4()), **fields})
+
+
+def _unique(
+    connection: Connection, query: Select[Any], params: dict[str, Any], identity: str
+) -> Row[Any] | None:
+    rows = connection.execute(query, params).all()
+    if len(rows) > 1:
+        raise MultipleChoices(
+            f"Multiple results found matching the query criteria '{identity}'. "
+            "Please be more specific."
+        )
+    return rows[0] if rows else None

@@ -1,0 +1,153 @@
+"""Node reads for the API's hot paths: one Core query per read, plain column values out.
+
+``GET /v1/nodes/<id>`` and ``GET /v1/nodes`` used to load ORM rows and then ask for the
+profile names, the health manager's check records and (for agents) the tombstones in further
+queries. Here the node, its profile's name, its last check and, for agents, whether it or its
+cluster is being deleted come back in one statement as plain tuples: no identity map, no
+attribute instrumentation, nothing to expire. ``herd.api.views.node_view_from_values`` turns a
+row into Senlin's JSON shape.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, select
+from sqlalchemy.orm import Session
+
+from herd.errors import MultipleChoices, NotFound
+from herd.store.lookup import Scope
+from herd.store.models import NodeCheckRow, NodeRow, ProfileRow, TombstoneRow
+
+#: the node's own columns, in the order ``node_view_from_values`` reads them
+NODE_COLUMNS = (
+    NodeRow.id,
+    NodeRow.name,
+    NodeRow.cluster_id,
+    NodeRow.physical_id,
+    NodeRow.profile_id,
+    NodeRow.user,
+    NodeRow.project,
+    NodeRow.domain,
+    NodeRow.index,
+    NodeRow.role,
+    NodeRow.init_at,
+    NodeRow.created_at,
+    NodeRow.updated_at,
+    NodeRow.status,
+    NodeRow.status_reason,
+    NodeRow.meta_data,
+    NodeRow.data,
+    NodeRow.dependents,
+    NodeRow.health,
+    NodeRow.health_reason,
+    NodeRow.health_marked_by,
+    NodeRow.health_marked_at,
+    NodeRow.health_generation,
+    NodeRow.deleted_at,
+    NodeRow.tainted,
+)
+#: what follows the node's columns: its profile's name and its last check
+EXTRA_COLUMNS = (
+    ProfileRow.name,
+    NodeCheckRow.checked_at,
+    NodeCheckRow.mode,
+    NodeCheckRow.healthy,
+    NodeCheckRow.reason,
+)
+
+
+def _hidden(resource_type: str, id_column: Any) -> Any:
+    return exists().where(
+        and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
+    )
+
+
+def node_select(*, agent: bool) -> Select[Any]:
+    """The node columns joined with their profile name and last check.
+
+    For an agent the statement leaves out nodes that, or whose cluster, carry a tombstone
+    (agents see resources being deleted as gone, docs/deletion.md).
+    """
+    query = (
+        select(*NODE_COLUMNS, *EXTRA_COLUMNS)
+        .select_from(NodeRow)
+        .outerjoin(ProfileRow, ProfileRow.id == NodeRow.profile_id)
+        .outerjoin(NodeCheckRow, NodeCheckRow.node_id == NodeRow.id)
+    )
+    if agent:
+        query = query.where(~_hidden("node", NodeRow.id), ~_hidden("cluster", NodeRow.cluster_id))
+    return query
+
+
+def fetch(session: Session, query: Select[Any]) -> Sequence[Row[Any]]:
+    """Run a statement built on :func:`node_select`."""
+    return session.execute(query).all()
+
+
+@functools.cache
+def _lookup(by: str, scoped: bool, agent: bool) -> Select[Any]:
+    """The statement finding one node ``by`` id, name or id prefix, built once.
+
+    Reusing one statement object spares SQLAlchemy building it and computing its cache
+    key on every request: the values travel as bound parameters.
+    """
+    query = node_select(agent=False)
+    if scoped:
+        query = query.where(NodeRow.project == bindparam("project"))
+    if agent:
+        # Tombstone visibility travels with the row: no second round trip.
+        query = query.add_columns(
+            _hidden("node", NodeRow.id), _hidden("cluster", NodeRow.cluster_id)
+        )
+    if by == "id":
+        return query.where(NodeRow.id == bindparam("identity"))
+    if by == "name":
+        return query.where(NodeRow.name == bindparam("identity")).limit(2)
+    return query.where(NodeRow.id.like(bindparam("identity"), escape="\\")).limit(2)
+
+
+def read_node(
+    connection: Connection | Session, identity: str, scope: Scope, *, agent: bool
+) -> Row[Any]:
+    """One node by id, unique name or unique short id, with its profile name and last check.
+
+    Raises:
+        NotFound: nothing visible matches (for an agent: also a node being deleted).
+        MultipleChoices: a name or short id matches more than one node.
+    """
+    scoped = not scope.all_projects
+    params: dict[str, Any] = {"project": scope.project} if scoped else {}
+    row: Row[Any] | None = None
+    if len(identity) == 36:
+        row = connection.execute(
+            _lookup("id", scoped, agent), {**params, "identity": identity}
+        ).first()
+    if row is None:
+        row = _unique(connection, _lookup("name", scoped, agent), params, identity, identity)
+    if row is None and len(identity) < 36:
+        escaped = identity.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        row = _unique(connection, _lookup("prefix", scoped, agent), params, escaped + "%", identity)
+    if row is None:
+        raise NotFound("node", identity)
+    if agent and any(tuple(row)[-2:]):
+        raise NotFound("node", row[0])
+    return row
+
+
+def _unique(
+    connection: Connection | Session,
+    query: Select[Any],
+    params: dict[str, Any],
+    value: str,
+    identity: str,
+) -> Row[Any] | None:
+    rows = connection.execute(query, {**params, "identity": value}).all()
+    if len(rows) > 1:
+        raise MultipleChoices(
+            f"Multiple results found matching the query criteria '{identity}'. "
+            "Please be more specific."
+        )
+    return rows[0] if rows else None
