@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, or_, select, text
+from sqlalchemy import Boolean, ColumnElement, Select, bindparam, or_, select, text
+from sqlalchemy.ext.compiler import compiles
 
 from herd.store.models import ClusterRow, NodeRow
 
@@ -14,22 +15,39 @@ def select_rows(model: type[Any], *where: ColumnElement[bool]) -> Select[Any]:
     return select(model).where(*where)
 
 
-def spans_region(is_sqlite: bool, region: str) -> ColumnElement[bool]:
+class _RegionRecorded(ColumnElement[bool]):
+    """``clusters.data['regions']`` lists the region: JSON list membership has no portable
+    SQL, so each dialect compiles its own clause (below)."""
+
+    inherit_cache = False  # a rare filter (regional agents); not worth a cache key
+    type = Boolean()
+
+    def __init__(self, region: str) -> None:
+        self.region = region
+
+
+@compiles(_RegionRecorded, "sqlite")
+def _region_recorded_sqlite(element: _RegionRecorded, compiler: Any, **kw: Any) -> str:
+    clause = text(
+        "EXISTS (SELECT 1 FROM json_each(clusters.data, '$.regions') AS r "
+        "WHERE r.value = :region_name)"
+    ).bindparams(bindparam("region_name", element.region))
+    return str(compiler.process(clause, **kw))
+
+
+@compiles(_RegionRecorded)
+def _region_recorded_postgresql(element: _RegionRecorded, compiler: Any, **kw: Any) -> str:
+    clause = text(
+        "(CAST(clusters.data AS jsonb) -> 'regions') "
+        "@> jsonb_build_array(CAST(:region_name AS text))"
+    ).bindparams(bindparam("region_name", element.region))
+    return str(compiler.process(clause, **kw))
+
+
+def spans_region(region: str) -> ColumnElement[bool]:
     """Clusters with a member placed in ``region`` or with it in ``data['regions']``."""
     member_region = NodeRow.data[("placement", "region_name")].as_string()
     has_member = ClusterRow.id.in_(
         select(NodeRow.cluster_id).where(member_region == region, NodeRow.cluster_id.is_not(None))
     )
-    # JSON list membership has no portable SQL; each dialect gets its own clause.
-    if is_sqlite:
-        recorded = text(
-            "EXISTS (SELECT 1 FROM json_each(clusters.data, '$.regions') AS r "
-            "WHERE r.value = :region_name)"
-        )
-    else:
-        recorded = text(
-            "(CAST(clusters.data AS jsonb) -> 'regions') "
-            "@> jsonb_build_array(CAST(:region_name AS text))"
-        )
-    recorded = recorded.bindparams(bindparam("region_name", region))
-    return or_(has_member, recorded)
+    return or_(has_member, _RegionRecorded(region))

@@ -135,14 +135,13 @@ def find_cluster(connection: Connection, identity: str, scope: Scope) -> Cluster
     return ClusterRef(cluster_id, name, bool(deleting))
 
 
-def find_member(
-    connection: Connection, cluster: ClusterRef, identity: str, *, for_update: bool
-) -> Member:
+def find_member(connection: Connection, cluster: ClusterRef, identity: str) -> Member:
     """A member of ``cluster`` by id, name or short id; 404 for anything else.
 
-    ``for_update`` (PostgreSQL) takes the member's row lock, so concurrent marks of one
-    member queue instead of losing an update.
+    On PostgreSQL the member's row is locked, so concurrent marks of one member queue
+    instead of losing an update (SQLite's write transactions already exclude each other).
     """
+    for_update = connection.dialect.name == "postgresql"
     locked = _member_lookup("id", True) if for_update else None
     row: Row[Any] | None = None
     if locked is not None and len(identity) == 36:

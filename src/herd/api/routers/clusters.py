@@ -47,7 +47,7 @@ def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -
     region = params.extra.get("region")
     if region is not None:
         # herd's addition: the clusters spanning a region (what a regional agent reconciles)
-        query = query.where(spans_region(services.database.is_sqlite, region))
+        query = query.where(spans_region(region))
     with services.database.read() as session:
         rows = pagination.apply(session, query, LIST_SPEC, params, scope)
         return {"clusters": render_clusters(session, rows)}

@@ -68,9 +68,7 @@ def mark_member(
             resource_type="cluster",
             resource_id=cluster.id,
         )
-    member = member_marks.find_member(
-        connection, cluster, node_identity, for_update=not services.database.is_sqlite
-    )
+    member = member_marks.find_member(connection, cluster, node_identity)
     holders = list(member.cluster_lock_holders)
     if member.node_lock_holder is not None:
         holders.append(member.node_lock_holder)
