@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -95,6 +95,13 @@ class Settings(BaseSettings):
     def sim_state_file(self) -> Path | None:
         """Where ``herd.sim`` keeps its servers when they are shared (None: in memory)."""
         return self.data_dir / "sim-servers.sqlite" if self.sim_shared_state else None
+
+    @field_validator("webhook_key")
+    @classmethod
+    def _key_not_empty(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value():
+            raise ValueError("must not be empty (unset it to use <data_dir>/webhook.key)")
+        return value
 
     def webhook_key_file(self) -> Path:
         """Where the webhook key is kept when ``webhook_key`` is not set."""

@@ -23,11 +23,8 @@ _WRITE_WAIT = 5.0
 
 def load_webhook_key(settings: Settings) -> bytes:
     """The key from the setting, else from the key file (made if absent)."""
-    if settings.webhook_key is not None:
-        given = settings.webhook_key.get_secret_value()
-        if not given:
-            raise ValueError("webhook_key: must not be empty")
-        return given.encode("utf-8")
+    if settings.webhook_key is not None:  # never empty: Settings refuses that
+        return settings.webhook_key.get_secret_value().encode("utf-8")
     return _key_file(settings.webhook_key_file())
 
 

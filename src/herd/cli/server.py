@@ -7,11 +7,14 @@ Their targets are imported inside each command, so the client commands work
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from herd.cli.common import get_state
+
+if TYPE_CHECKING:
+    from herd.config import Settings
 
 DataDirOption = Annotated[
     Path | None, typer.Option("--data-dir", help="Where the SQLite file and node state live.")
@@ -23,6 +26,22 @@ LogFormatOption = Annotated[
     Literal["text", "json"] | None,
     typer.Option("--log-format", help="text (default) or json: one JSON object per line."),
 ]
+
+
+def _settings(**overrides: Any) -> Settings:
+    """The settings of a server command; a bad one ends it with a line naming it, not a trace."""
+    from pydantic import ValidationError
+
+    from herd.config import load_settings
+
+    try:
+        return load_settings(**overrides)
+    except ValidationError as exc:
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "settings"
+            env = f"HERD_{where.upper()}" if where != "settings" else ""
+            typer.echo(f"herd: invalid setting {where} ({env}): {error['msg']}", err=True)
+        raise typer.Exit(2) from None
 
 
 def serve(
@@ -49,9 +68,8 @@ def serve(
 ) -> None:
     """Run the API (and, unless --no-engine, the engine) in this process."""
     from herd.api.server import serve as run_server  # type: ignore[import-not-found, unused-ignore]
-    from herd.config import load_settings
 
-    settings = load_settings(
+    settings = _settings(
         host=host,
         port=port,
         data_dir=data_dir,
@@ -73,11 +91,10 @@ def engine(
     ] = None,
 ) -> None:
     """Run an engine only (several can share one PostgreSQL database)."""
-    from herd.config import load_settings
     from herd.engine.service import run_forever
     from herd.regions import Regions
 
-    settings = load_settings(
+    settings = _settings(
         data_dir=data_dir,
         db_url=db_url,
         log_format=log_format,
@@ -100,10 +117,9 @@ def agent(
 ) -> None:
     """Run the regional agent for one region."""
     from herd.agent.reconciler import run_forever  # type: ignore[import-not-found, unused-ignore]
-    from herd.config import load_settings
 
     state = get_state(ctx)
-    run_forever(load_settings(data_dir=data_dir), region, url or state.url, token or state.token)
+    run_forever(_settings(data_dir=data_dir), region, url or state.url, token or state.token)
 
 
 def iallocator(ctx: typer.Context) -> None:

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
 from herd.api.webhook_key import load_webhook_key
 from herd.config import Settings
@@ -20,8 +20,8 @@ def test_the_setting_wins_over_the_file(tmp_path: Path) -> None:
 
 
 def test_an_empty_setting_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="webhook_key: must not be empty"):
-        load_webhook_key(Settings(data_dir=tmp_path, webhook_key=SecretStr("")))
+    with pytest.raises(ValidationError, match="webhook_key\n  Value error, must not be empty"):
+        Settings(data_dir=tmp_path, webhook_key=SecretStr(""))
 
 
 def test_the_file_is_made_once_readable_by_its_owner_only(tmp_path: Path) -> None:

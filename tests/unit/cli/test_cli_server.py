@@ -117,3 +117,28 @@ def test_token_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     assert result.exit_code == 1 and "no token" in result.stderr
     result = runner.invoke(cli_main.app, ["token", "create", "--project", "p", "--role", "root"])
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "value", "message"),
+    [
+        (["serve"], "HERD_WEBHOOK_KEY", "", "invalid setting webhook_key (HERD_WEBHOOK_KEY)"),
+        (["serve"], "HERD_SQLITE_SYNCHRONOUS", "OFF", "invalid setting sqlite_synchronous"),
+        (["engine"], "HERD_PORT", "abc", "invalid setting port (HERD_PORT)"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    command: list[str],
+    env: str,
+    value: str,
+    message: str,
+) -> None:
+    started: list[Settings] = []
+    _fake_module(monkeypatch, "herd.api.server", serve=started.append)
+    monkeypatch.setenv(env, value)
+    result = CliRunner().invoke(cli_main.app, [*command, "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output and started == []
