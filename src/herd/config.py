@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     #: run the API's hot reads and mark batches in a thread pool instead of on the event
     #: loop (for a database far away, where a round trip would hold up the loop)
     api_database_threads: bool = False
+    #: seconds an idle HTTP connection stays open. Longer than clients and load balancers
+    #: keep theirs (an ALB's default is 60 s), so the server is never the side that closes
+    #: a connection just as a request is sent on it (the client would see a reset).
+    api_keep_alive: int = Field(default=75, gt=0)
     #: SQLite's ``PRAGMA synchronous`` under WAL: NORMAL survives process crashes, FULL
     #: also the last transactions on a power loss or an OS crash (docs/configuration.md)
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"

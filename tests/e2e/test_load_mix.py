@@ -87,8 +87,9 @@ async def _client(
 
 async def _load(url: str, cluster: str, members: list[str]) -> Record:
     record = Record()
-    # Idle connections are dropped here before uvicorn's keep-alive timeout (5 s) can close
-    # one just as a request is written on it (a benign race on any HTTP/1.1 client).
+    # Idle connections are dropped here long before herd's keep-alive (api_keep_alive, 75 s)
+    # could close one just as a request is written on it. With uvicorn's 5 s a client slowed
+    # by a loaded machine saw that race as a reset (ReadError) now and then.
     limits = httpx.Limits(
         max_connections=CLIENTS, max_keepalive_connections=CLIENTS, keepalive_expiry=1.0
     )

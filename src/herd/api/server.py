@@ -71,6 +71,7 @@ def serve(settings: Settings) -> None:
         log_level="info",
         access_log=False,
         log_config=None,
+        timeout_keep_alive=settings.api_keep_alive,
     )
 
 
@@ -112,6 +113,7 @@ def serve_workers(settings: Settings) -> None:
             log_level="info",
             access_log=False,
             log_config=None,
+            timeout_keep_alive=settings.api_keep_alive,
         )
     finally:
         if engine is not None:
