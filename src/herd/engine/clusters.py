@@ -5,18 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import func, select
-
 from herd.domain.sizing import cluster_status_after
 from herd.engine.execution import ActionExecution
-from herd.store import events
+from herd.store import clusters, events
 from herd.store.models import ClusterRow, NodeRow
 from herd.types import ClusterStatus, NodeStatus
 
 
 def load_cluster(ex: ActionExecution, cluster_id: str | None = None) -> ClusterRow:
     with ex.ctx.database.read() as session:
-        cluster = session.get(ClusterRow, cluster_id or ex.target)
+        cluster = clusters.get(session, cluster_id or ex.target)
     if cluster is None:
         from herd.errors import NotFound
 
@@ -26,18 +24,12 @@ def load_cluster(ex: ActionExecution, cluster_id: str | None = None) -> ClusterR
 
 def members(ex: ActionExecution, cluster_id: str) -> list[NodeRow]:
     with ex.ctx.database.read() as session:
-        return list(
-            session.scalars(
-                select(NodeRow).where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
-            ).all()
-        )
+        return clusters.members(session, cluster_id)
 
 
 def member_count(ex: ActionExecution, cluster_id: str) -> int:
     with ex.ctx.database.read() as session:
-        return int(
-            session.scalar(select(func.count()).where(NodeRow.cluster_id == cluster_id)) or 0
-        )
+        return clusters.member_count(session, cluster_id)
 
 
 def update_cluster(
@@ -45,7 +37,7 @@ def update_cluster(
 ) -> ClusterRow:
     """Change cluster columns in one transaction, with an event when the status changes."""
     with ex.ctx.database.write() as session:
-        cluster = session.get(ClusterRow, cluster_id)
+        cluster = clusters.get(session, cluster_id)
         if cluster is None:
             from herd.errors import NotFound
 
@@ -80,7 +72,7 @@ def eval_status(
 ) -> tuple[ClusterStatus, str]:
     """Senlin's ``eval_status``: count ACTIVE members and set the cluster's status."""
     with ex.ctx.database.write() as session:
-        cluster = session.get(ClusterRow, cluster_id)
+        cluster = clusters.get(session, cluster_id)
         if cluster is None:
             return ClusterStatus.ERROR, "cluster is gone"
         if desired is not None:
@@ -89,14 +81,7 @@ def eval_status(
             cluster.min_size = min_size
         if max_size is not None:
             cluster.max_size = max_size
-        active = int(
-            session.scalar(
-                select(func.count()).where(
-                    NodeRow.cluster_id == cluster_id, NodeRow.status == NodeStatus.ACTIVE.value
-                )
-            )
-            or 0
-        )
+        active = clusters.member_count(session, cluster_id, NodeStatus.ACTIVE)
         status, reason = cluster_status_after(
             ex.action.value, active, cluster.min_size, cluster.desired_capacity, cluster.max_size
         )

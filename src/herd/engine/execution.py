@@ -6,9 +6,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlalchemy import select, update
-
 from herd.engine.context import EngineContext
+from herd.store import actions as action_store
 from herd.store import events
 from herd.store.models import ActionRow, ClusterRow
 from herd.types import ActionCause, ActionName, ActionStatus
@@ -85,16 +84,12 @@ class ActionExecution:
 
     def save_data(self) -> None:
         with self.ctx.database.write() as session:
-            session.execute(
-                update(ActionRow)
-                .where(ActionRow.id == self.id)
-                .values(data=self.data, outputs=self.outputs, updated_at=self.ctx.now())
-            )
+            action_store.save_progress(session, self.id, self.data, self.outputs, self.ctx.now())
 
     def check_cancel(self) -> None:
         """Stop the handler if a cancel was requested or the action timed out."""
         with self.ctx.database.read() as session:
-            control = session.scalar(select(ActionRow.control).where(ActionRow.id == self.id))
+            control = action_store.control(session, self.id)
         if control == "CANCEL":
             raise ActionCancelled(f"{self.action.value} [{self.id[:8]}] cancelled")
         if self.timeout > 0 and self.ctx.now() - self.start_time > self.timeout:

@@ -11,42 +11,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
-
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.engine.context import EngineContext
 from herd.engine.health.recover_node import RecoveryOptions, recover_resource
 from herd.engine.node_results import FinishedCall
 from herd.errors import HerdError
-from herd.store.bulk import chunked
-from herd.store.models import NodeRow, ProfileRow
+from herd.store import nodes as node_store
+from herd.store import profiles as profile_store
+from herd.store.models import NodeRow
+from herd.store.nodes import NodeFacts
 from herd.types import ActionName
-
-
-@dataclass(frozen=True, slots=True)
-class NodeFacts:
-    """The columns of a node row a driver call reads (read with a Core select, not the ORM)."""
-
-    id: str
-    name: str
-    index: int
-    cluster_id: str | None
-    physical_id: str | None
-    profile_id: str
-    data: dict[str, Any]
-    meta_data: dict[str, Any]
-
-
-_FACT_COLUMNS = (
-    NodeRow.id,
-    NodeRow.name,
-    NodeRow.index,
-    NodeRow.cluster_id,
-    NodeRow.physical_id,
-    NodeRow.profile_id,
-    NodeRow.data,
-    NodeRow.meta_data,
-)
 
 
 @dataclass(frozen=True)
@@ -73,17 +47,8 @@ def load_targets(ctx: EngineContext, node_ids: Sequence[str]) -> dict[str, NodeT
     if not node_ids:
         return {}
     with ctx.database.read() as session:
-        connection = session.connection()
-        nodes = [
-            NodeFacts(*row)
-            for chunk in chunked(node_ids)
-            for row in connection.execute(select(*_FACT_COLUMNS).where(NodeRow.id.in_(chunk)))
-        ]
-        profile_ids = {n.profile_id for n in nodes}
-        profiles = {
-            p.id: p
-            for p in session.scalars(select(ProfileRow).where(ProfileRow.id.in_(profile_ids))).all()
-        }
+        nodes = node_store.facts(session, node_ids)
+        profiles = profile_store.get_many(session, {n.profile_id for n in nodes})
     validated: dict[str, tuple[str, dict[str, Any]] | str] = {}
     for profile in profiles.values():
         try:

@@ -14,17 +14,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from typing import Any
-
-from sqlalchemy import select
 
 from herd.drivers.base import ResourceRef
 from herd.engine.context import EngineContext
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store import events, tombstones
-from herd.store.models import ActionRow, ClusterRow, EngineRow, NodeRow, PolicyRow, ProfileRow
-from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus, NodeStatus
+from herd.store import engines, events, nodes, profiles, resources, tombstones
+from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +39,7 @@ def dead_engines(ctx: EngineContext) -> list[str]:
     host = socket.gethostname()
     dead_before = ctx.dead_before()
     with ctx.database.read() as session:
-        rows = session.scalars(select(EngineRow).where(EngineRow.id != ctx.engine_id)).all()
+        rows = engines.others(session, ctx.engine_id)
     return [
         row.id
         for row in rows
@@ -57,16 +53,10 @@ def take_over(ctx: EngineContext) -> int:
     now = ctx.now()
     requeued = 0
     with ctx.database.write() as session:
-        live = set(session.scalars(select(EngineRow.id)).all()) - dead
+        live = engines.ids(session) - dead
         # Live engines' actions stay out of the query: a running scale of 10,000
         # nodes has as many children, and this runs every few heartbeats.
-        unfinished = session.scalars(
-            select(ActionRow).where(
-                ActionRow.owner.is_not(None),
-                ActionRow.owner.not_in(sorted(live)),
-                ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
-            )
-        ).all()
+        unfinished = action_store.unfinished_not_owned_by(session, live)
         for action in unfinished:
             if action.owner in live:
                 continue
@@ -93,9 +83,7 @@ def take_over(ctx: EngineContext) -> int:
                     now=now,
                 )
         for engine_id in dead:
-            row = session.get(EngineRow, engine_id)
-            if row is not None:
-                session.delete(row)
+            engines.remove(session, engine_id)
     if requeued:
         log.warning("re-queued %d action(s) of stopped engines", requeued)
     return requeued
@@ -114,10 +102,7 @@ def reconcile_resources(ctx: EngineContext) -> dict[str, int]:
         if not found:
             continue
         with ctx.database.write() as session:
-            rows = {
-                row.id: row
-                for row in session.scalars(select(NodeRow).where(NodeRow.id.in_(list(found)))).all()
-            }
+            rows = {row.id: row for row in nodes.get_many(session, found)}
             for node_id, resource in found.items():
                 row = rows.get(node_id)
                 if row is not None and row.physical_id in (None, resource.physical_id):
@@ -128,7 +113,7 @@ def reconcile_resources(ctx: EngineContext) -> dict[str, int]:
                     continue
                 properties = {}
                 if row is not None:
-                    profile = session.get(ProfileRow, row.profile_id)
+                    profile = profiles.get(session, row.profile_id)
                     if profile is not None:
                         properties = driver.validate_properties(profile.spec.get("properties", {}))
                 try:
@@ -145,14 +130,8 @@ def fail_stuck_children(ctx: EngineContext) -> None:
     """Children whose parent has ended can never be run again: end them too."""
     now = ctx.now()
     with ctx.database.write() as session:
-        children = session.scalars(
-            select(ActionRow).where(
-                ActionRow.parent_id.is_not(None),
-                ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
-            )
-        ).all()
-        for child in children:
-            parent = session.get(ActionRow, child.parent_id)
+        for child in action_store.unfinished_children(session):
+            parent = action_store.get(session, child.parent_id) if child.parent_id else None
             if parent is None or ActionStatus(parent.status).is_final:
                 action_store.set_status(
                     session,
@@ -162,7 +141,7 @@ def fail_stuck_children(ctx: EngineContext) -> None:
                     now,
                     owner=None,
                 )
-                node = session.get(NodeRow, child.target)
+                node = nodes.get(session, child.target)
                 if node is not None and node.status in (
                     NodeStatus.CREATING.value,
                     NodeStatus.DELETING.value,
@@ -172,11 +151,12 @@ def fail_stuck_children(ctx: EngineContext) -> None:
                     node.status_reason = "Interrupted: its action ended before it finished."
 
 
-_DELETABLE: dict[str, tuple[Any, ActionName | None]] = {
-    "cluster": (ClusterRow, ActionName.CLUSTER_DELETE),
-    "node": (NodeRow, ActionName.NODE_DELETE),
-    "profile": (ProfileRow, None),
-    "policy": (PolicyRow, None),
+#: the action that deletes each resource type (profiles and policies are deleted by the API)
+_DELETE_ACTION: dict[str, ActionName | None] = {
+    "cluster": ActionName.CLUSTER_DELETE,
+    "node": ActionName.NODE_DELETE,
+    "profile": None,
+    "policy": None,
 }
 
 
@@ -194,10 +174,10 @@ def resume_deletions(ctx: EngineContext) -> dict[str, int]:
     now = ctx.now()
     with ctx.database.write() as session:
         for tombstone in tombstones.list_all(session):
-            model, verb = _DELETABLE.get(tombstone.resource_type, (None, None))
-            row = session.get(model, tombstone.resource_id) if model is not None else None
+            verb = _DELETE_ACTION.get(tombstone.resource_type)
+            row = resources.get(session, tombstone.resource_type, tombstone.resource_id)
             if row is None:
-                session.delete(tombstone)
+                tombstones.remove(session, tombstone.resource_type, tombstone.resource_id)
                 counts["cleared"] += 1
                 continue
             purging = tombstone.status == tombstones.TombstoneStatus.PURGING.value
@@ -206,7 +186,7 @@ def resume_deletions(ctx: EngineContext) -> dict[str, int]:
                 verb = ActionName.DELETION_PURGE
             elif verb is None or not deleting:
                 continue
-            action = session.get(ActionRow, tombstone.action_id) if tombstone.action_id else None
+            action = action_store.get(session, tombstone.action_id) if tombstone.action_id else None
             if action is not None and not ActionStatus(action.status).is_final:
                 continue
             if purging:
@@ -227,7 +207,7 @@ def resume_deletions(ctx: EngineContext) -> dict[str, int]:
                 inputs=inputs,
                 now=now,
             )
-            session.add(new)
+            action_store.add(session, new)
             tombstone.action_id = new.id
             what = "Purge" if purging else "Deletion"
             events.record(

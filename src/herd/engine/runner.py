@@ -17,8 +17,7 @@ from herd.engine.policy_check import policy_check
 from herd.errors import HerdError
 from herd.observability import context as log_context
 from herd.store import actions as action_store
-from herd.store import events, locks
-from herd.store.models import ActionRow, NodeRow
+from herd.store import events, locks, nodes
 from herd.types import ActionCause, ActionName, ActionStatus, LockScope, Phase
 
 log = logging.getLogger(__name__)
@@ -49,7 +48,7 @@ class ActionRunner:
 
     def run(self, action_id: str) -> None:
         with self.ctx.database.read() as session:
-            row = session.get(ActionRow, action_id)
+            row = action_store.get(session, action_id)
         if row is None:
             return
         # Every log line written while the action runs names it and its cluster.
@@ -107,7 +106,7 @@ class ActionRunner:
                     self.ctx.metrics.lock_was_busy("cluster")
                     raise LockBusy("Failed in locking cluster")
                 return
-            node = session.get(NodeRow, ex.target)
+            node = nodes.get(session, ex.target)
             cluster_id = node.cluster_id if node is not None else None
             if (
                 cluster_id
@@ -152,7 +151,7 @@ class ActionRunner:
             reason = "Action completed successfully."
         outputs = {**ex.outputs, **outcome.outputs}
         with self.ctx.database.write() as session:
-            row = session.get(ActionRow, ex.id)
+            row = action_store.get(session, ex.id)
             if row is None:
                 return
             row.outputs = outputs

@@ -19,8 +19,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from sqlalchemy import update
-
 from herd.config import Settings
 from herd.engine.actions import handler_table
 from herd.engine.context import EngineContext
@@ -36,8 +34,9 @@ from herd.engine.runner import ActionRunner
 from herd.observability import logs
 from herd.observability.metrics import HerdMetrics
 from herd.store import actions as action_store
+from herd.store import engines
 from herd.store.database import Database
-from herd.store.models import ClusterRow, EngineRow
+from herd.store.models import ClusterRow
 
 if TYPE_CHECKING:
     from herd.drivers.registry import DriverRegistry
@@ -91,15 +90,7 @@ class EngineService:
     def start(self) -> None:
         now = self.ctx.now()
         with self.ctx.database.write() as session:
-            session.add(
-                EngineRow(
-                    id=self.engine_id,
-                    host=socket.gethostname(),
-                    pid=os.getpid(),
-                    started_at=now,
-                    heartbeat_at=now,
-                )
-            )
+            engines.register(session, self.engine_id, socket.gethostname(), os.getpid(), now)
         take_over(self.ctx)
         fail_stuck_children(self.ctx)
         resumed = resume_deletions(self.ctx)
@@ -135,9 +126,7 @@ class EngineService:
         self.child_pool.shutdown(wait=False, cancel_futures=True)
         self.ctx.metrics.engine_running.set(0)
         with self.ctx.database.write() as session:
-            row = session.get(EngineRow, self.engine_id)
-            if row is not None:
-                session.delete(row)
+            engines.remove(session, self.engine_id)
 
     # -- loops -------------------------------------------------------------------------
 
@@ -147,11 +136,7 @@ class EngineService:
             try:
                 beat = self.ctx.now()
                 with self.ctx.database.write() as session:
-                    session.execute(
-                        update(EngineRow)
-                        .where(EngineRow.id == self.engine_id)
-                        .values(heartbeat_at=beat)
-                    )
+                    engines.beat(session, self.engine_id, beat)
                 self.ctx.metrics.engine_heartbeat.set(beat)
                 beats += 1
                 if beats % 3 == 0 and take_over(self.ctx):

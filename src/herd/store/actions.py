@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from herd.store.bulk import insert_rows
@@ -202,3 +202,66 @@ def owned_by(session: Session, engine_ids: Iterable[str]) -> Sequence[ActionRow]
     if not ids:
         return []
     return session.scalars(select(ActionRow).where(ActionRow.owner.in_(ids))).all()
+
+
+def get(session: Session, action_id: str) -> ActionRow | None:
+    return session.get(ActionRow, action_id)
+
+
+def get_many(session: Session, action_ids: Iterable[str]) -> Sequence[ActionRow]:
+    ids = list(action_ids)
+    if not ids:
+        return []
+    return session.scalars(select(ActionRow).where(ActionRow.id.in_(ids))).all()
+
+
+def control(session: Session, action_id: str) -> str | None:
+    """The cancel request of an action (``CANCEL``) or None."""
+    return session.scalar(select(ActionRow.control).where(ActionRow.id == action_id))
+
+
+def save_progress(
+    session: Session, action_id: str, data: dict[str, Any], outputs: dict[str, Any], now: float
+) -> None:
+    session.execute(
+        update(ActionRow)
+        .where(ActionRow.id == action_id)
+        .values(data=data, outputs=outputs, updated_at=now)
+    )
+
+
+def unfinished_not_owned_by(session: Session, live_engines: Iterable[str]) -> Sequence[ActionRow]:
+    """Queued or running actions owned by an engine outside ``live_engines``."""
+    return session.scalars(
+        select(ActionRow).where(
+            ActionRow.owner.is_not(None),
+            ActionRow.owner.not_in(sorted(live_engines)),
+            ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+        )
+    ).all()
+
+
+def unfinished_on(session: Session, resource_id: str, except_id: str) -> Sequence[ActionRow]:
+    """Unfinished actions targeting ``resource_id`` or running in it (as a cluster)."""
+    return session.scalars(
+        select(ActionRow).where(
+            or_(ActionRow.target == resource_id, ActionRow.cluster_id == resource_id),
+            ActionRow.id != except_id,
+            ActionRow.status.not_in([s.value for s in ActionStatus if s.is_final]),
+        )
+    ).all()
+
+
+def unfinished_children(session: Session) -> Sequence[ActionRow]:
+    """Every child action that is queued or running, in any cluster."""
+    return session.scalars(
+        select(ActionRow).where(
+            ActionRow.parent_id.is_not(None),
+            ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+        )
+    ).all()
+
+
+def add(session: Session, row: ActionRow) -> None:
+    """Store an action made by :func:`new_action` (the dispatcher claims it once committed)."""
+    session.add(row)

@@ -24,6 +24,8 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+__all__ = ["MIGRATIONS_DIR", "SQLITE_SYNCHRONOUS", "Database", "Session", "refresh_for_update"]
+
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: the ``PRAGMA synchronous`` levels herd accepts (both durable across process crashes in WAL)

@@ -1,11 +1,35 @@
-"""The ``engines`` rows as the metrics see them: how many engines are alive."""
+"""The ``engines`` rows: one per running ``herd engine`` (or ``herd serve``) and its heartbeat."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from herd.store.models import EngineRow
+
+
+def register(session: Session, engine_id: str, host: str, pid: int, now: float) -> None:
+    session.add(EngineRow(id=engine_id, host=host, pid=pid, started_at=now, heartbeat_at=now))
+
+
+def beat(session: Session, engine_id: str, now: float) -> None:
+    session.execute(update(EngineRow).where(EngineRow.id == engine_id).values(heartbeat_at=now))
+
+
+def remove(session: Session, engine_id: str) -> None:
+    row = session.get(EngineRow, engine_id)
+    if row is not None:
+        session.delete(row)
+
+
+def ids(session: Session) -> set[str]:
+    """Every registered engine, alive or not."""
+    return set(session.scalars(select(EngineRow.id)).all())
+
+
+def others(session: Session, engine_id: str) -> list[EngineRow]:
+    """Every engine but ``engine_id`` (the caller judges which are dead)."""
+    return list(session.scalars(select(EngineRow).where(EngineRow.id != engine_id)).all())
 
 
 def liveness_counts(session: Session, dead_before: float) -> dict[str, int]:

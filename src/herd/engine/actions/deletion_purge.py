@@ -11,32 +11,14 @@ idempotent, so a purge resumed after an engine stopped simply runs again.
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import delete, or_, select, update
-from sqlalchemy.orm import Session
-
 from herd.engine.execution import ActionExecution, Outcome
 from herd.store import actions as action_store
-from herd.store import events, tombstones
+from herd.store import clusters, events, resources, tombstones
+from herd.store.database import Session
 from herd.store.locks import release_all
-from herd.store.models import (
-    ActionRow,
-    BindingRow,
-    ClusterLockRow,
-    ClusterRow,
-    NodeRow,
-    PolicyRow,
-    ProfileRow,
-)
+from herd.store.models import ActionRow, ClusterRow
 from herd.types import ActionStatus
 
-MODELS: dict[str, Any] = {
-    "cluster": ClusterRow,
-    "node": NodeRow,
-    "profile": ProfileRow,
-    "policy": PolicyRow,
-}
 PURGED = "Cancelled: its deletion was purged by an administrator."
 
 
@@ -50,7 +32,7 @@ def _cancel(session: Session, action: ActionRow, now: float) -> None:
 
 def _stop_deletion(session: Session, action_id: str | None, now: float) -> list[str]:
     """Cancel the stuck deletion's action and its unfinished children; release their locks."""
-    action = session.get(ActionRow, action_id) if action_id else None
+    action = action_store.get(session, action_id) if action_id else None
     if action is None:
         return []
     cleaned = []
@@ -73,36 +55,22 @@ def _stop_others(session: Session, resource_id: str, purge_id: str, now: float) 
     """Cancel the other unfinished actions on the purged resource (e.g. a create still queued
     when the deletion began): their target is about to disappear, and a lock one of them
     took after the deletion's was released would outlive the resource."""
-    others = session.scalars(
-        select(ActionRow).where(
-            or_(ActionRow.target == resource_id, ActionRow.cluster_id == resource_id),
-            ActionRow.id != purge_id,
-            ActionRow.status.not_in([s.value for s in ActionStatus if s.is_final]),
-        )
-    ).all()
+    others = action_store.unfinished_on(session, resource_id, purge_id)
     for action in others:
         _cancel(session, action, now)
     return [f"{len(others)} other action(s) cancelled"] if others else []
 
 
 def _detach_cluster(session: Session, cluster_id: str) -> list[str]:
-    session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster_id))
-    session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster_id))
-    orphaned = session.execute(
-        update(NodeRow)
-        .where(NodeRow.cluster_id == cluster_id)
-        .values(cluster_id=None, index=-1, status_reason="Its cluster was purged.")
-        .execution_options(synchronize_session=False)
-    )
-    return [f"{int(orphaned.rowcount)} member(s) made orphans"]  # type: ignore[attr-defined]
+    orphaned = clusters.detach_everything(session, cluster_id, "Its cluster was purged.")
+    return [f"{orphaned} member(s) made orphans"]
 
 
 class PurgeHandlers:
     def purge(self, ex: ActionExecution) -> Outcome:
         """Clear the deletion of ``ex.inputs['resource_type']`` ``ex.target``."""
         kind = str(ex.inputs.get("resource_type", ""))
-        model = MODELS.get(kind)
-        if model is None:
+        if kind not in resources.ROW_TYPES:
             return Outcome.failed(f"Cannot purge a deletion of '{kind}'.")
         resource_id, ctx = ex.target, ex.ctx
         with ctx.database.write() as session:
@@ -117,7 +85,7 @@ class PurgeHandlers:
         with ctx.database.write() as session:
             if kind == "cluster":
                 cleaned += _detach_cluster(session, resource_id)
-            row = session.get(model, resource_id)
+            row = resources.get(session, kind, resource_id)
             tombstone = tombstones.get(session, kind, resource_id)
             events.record(
                 session,
@@ -136,7 +104,7 @@ class PurgeHandlers:
             )
             tombstones.remove(session, kind, resource_id)
             if row is not None:
-                session.delete(row)
+                resources.remove(session, row)
                 cleaned.append(f"{kind} row")
         ex.outputs["cleaned"] = cleaned
         return Outcome.ok(f"Deletion of {kind} '{resource_id}' purged.", cleaned=cleaned)

@@ -1,0 +1,46 @@
+"""Cluster rows: one cluster, its members and its size, as the engine reads them."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from herd.store.models import BindingRow, ClusterLockRow, ClusterRow, NodeRow
+from herd.types import NodeStatus
+
+
+def get(session: Session, cluster_id: str) -> ClusterRow | None:
+    return session.get(ClusterRow, cluster_id)
+
+
+def members(session: Session, cluster_id: str) -> list[NodeRow]:
+    """The cluster's node rows in index order."""
+    return list(
+        session.scalars(
+            select(NodeRow).where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
+        ).all()
+    )
+
+
+def member_count(session: Session, cluster_id: str, status: NodeStatus | None = None) -> int:
+    """How many nodes the cluster has (only those in ``status`` when given)."""
+    query = select(func.count()).where(NodeRow.cluster_id == cluster_id)
+    if status is not None:
+        query = query.where(NodeRow.status == status.value)
+    return int(session.scalar(query) or 0)
+
+
+def detach_everything(session: Session, cluster_id: str, reason: str) -> int:
+    """Remove the cluster's bindings and lock and make its members orphans; return how many.
+
+    The member rows stay (their real resources may still exist) with ``reason``.
+    """
+    session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster_id))
+    session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster_id))
+    orphaned = session.execute(
+        update(NodeRow)
+        .where(NodeRow.cluster_id == cluster_id)
+        .values(cluster_id=None, index=-1, status_reason=reason)
+        .execution_options(synchronize_session=False)
+    )
+    return int(orphaned.rowcount)  # type: ignore[attr-defined]

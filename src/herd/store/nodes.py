@@ -1,0 +1,74 @@
+"""Node rows: single and batched reads by id, and the rows of one cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from herd.store.bulk import chunked
+from herd.store.models import NodeRow
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFacts:
+    """The columns of a node row a driver call reads (read with a Core select, not the ORM)."""
+
+    id: str
+    name: str
+    index: int
+    cluster_id: str | None
+    physical_id: str | None
+    profile_id: str
+    data: dict[str, Any]
+    meta_data: dict[str, Any]
+
+
+_FACT_COLUMNS = (
+    NodeRow.id,
+    NodeRow.name,
+    NodeRow.index,
+    NodeRow.cluster_id,
+    NodeRow.physical_id,
+    NodeRow.profile_id,
+    NodeRow.data,
+    NodeRow.meta_data,
+)
+
+
+def get(session: Session, node_id: str) -> NodeRow | None:
+    return session.get(NodeRow, node_id)
+
+
+def get_many(session: Session, node_ids: Collection[str]) -> list[NodeRow]:
+    """The rows of the nodes that exist among ``node_ids`` (in no particular order)."""
+    return [
+        row
+        for chunk in chunked(node_ids)
+        for row in session.scalars(select(NodeRow).where(NodeRow.id.in_(chunk))).all()
+    ]
+
+
+def existing_ids(session: Session, node_ids: Collection[str]) -> set[str]:
+    return {
+        node_id
+        for chunk in chunked(node_ids)
+        for node_id in session.scalars(select(NodeRow.id).where(NodeRow.id.in_(chunk))).all()
+    }
+
+
+def of_cluster(session: Session, cluster_id: str) -> list[NodeRow]:
+    return list(session.scalars(select(NodeRow).where(NodeRow.cluster_id == cluster_id)).all())
+
+
+def facts(session: Session, node_ids: Sequence[str]) -> list[NodeFacts]:
+    """What a driver call reads of many nodes, with a Core select (no ORM objects)."""
+    connection = session.connection()
+    return [
+        NodeFacts(*row)
+        for chunk in chunked(node_ids)
+        for row in connection.execute(select(*_FACT_COLUMNS).where(NodeRow.id.in_(chunk)))
+    ]

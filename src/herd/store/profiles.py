@@ -1,0 +1,21 @@
+"""Profile rows as the engine reads them (the API's side is store/spec_rows.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from herd.store.models import ProfileRow
+
+
+def get(session: Session, profile_id: str) -> ProfileRow | None:
+    return session.get(ProfileRow, profile_id)
+
+
+def get_many(session: Session, profile_ids: Collection[str]) -> dict[str, ProfileRow]:
+    if not profile_ids:
+        return {}
+    rows = session.scalars(select(ProfileRow).where(ProfileRow.id.in_(list(profile_ids))))
+    return {row.id: row for row in rows.all()}

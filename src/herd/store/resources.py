@@ -1,0 +1,30 @@
+"""The rows behind a resource type name ("cluster", "node", "profile", "policy").
+
+Tombstones and purges name their resource by type and id; this is the one map
+from that name to its table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from herd.store.models import ClusterRow, NodeRow, PolicyRow, ProfileRow
+
+ROW_TYPES: dict[str, type[Any]] = {
+    "cluster": ClusterRow,
+    "node": NodeRow,
+    "profile": ProfileRow,
+    "policy": PolicyRow,
+}
+
+
+def get(session: Session, resource_type: str, resource_id: str) -> Any | None:
+    """The row of ``resource_id``, or None when it is gone or the type is not a resource."""
+    model = ROW_TYPES.get(resource_type)
+    return session.get(model, resource_id) if model is not None else None
+
+
+def remove(session: Session, row: Any) -> None:
+    session.delete(row)
