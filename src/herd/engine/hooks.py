@@ -18,13 +18,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
-from sqlalchemy import select
 
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
 from herd.store import actions as action_store
-from herd.store import events
-from herd.store.models import ActionRow, HookDeliveryRow, NodeRow
+from herd.store import events, hook_deliveries
+from herd.store import nodes as node_store
+from herd.store.models import NodeRow
 from herd.types import ActionStatus, NodeStatus
 
 MESSAGE_TTL = 300
@@ -52,11 +52,7 @@ class HookWaiter:
         params = hooks.get("params") or {}
         timeout = float(hooks.get("timeout") or 0)
         with self.ctx.database.read() as session:
-            rows = session.execute(
-                select(ActionRow.id, ActionRow.status, NodeRow)
-                .join(NodeRow, NodeRow.id == ActionRow.target)
-                .where(ActionRow.id.in_(child_ids))
-            ).all()
+            rows = action_store.with_target_nodes(session, child_ids)
         waiting = [
             (child_id, node)
             for child_id, status, node in rows
@@ -128,22 +124,18 @@ class HookWaiter:
     ) -> None:
         now = self.ctx.now()
         with self.ctx.database.write() as session:
-            session.add(
-                HookDeliveryRow(
-                    id=str(uuid.uuid4()),
-                    action_id=child_id,
-                    cluster_id=node.cluster_id or "",
-                    node_id=node.id,
-                    hook_type=hook_type,
-                    destination=destination,
-                    attempts=attempts,
-                    status="FAILED" if error else "SENT",
-                    last_error=error or "",
-                    sent_at=None if error else now,
-                    created_at=now,
-                )
+            hook_deliveries.record(
+                session,
+                action_id=child_id,
+                cluster_id=node.cluster_id or "",
+                node_id=node.id,
+                hook_type=hook_type,
+                destination=destination,
+                attempts=attempts,
+                error=error,
+                now=now,
             )
-            child = session.get(ActionRow, child_id)
+            child = action_store.get(session, child_id)
             if child is None:
                 return
             # An undeliverable message resolves at once; timeout 0 means "do not wait".
@@ -193,7 +185,7 @@ class HookWaiter:
         abandoned: dict[str, str] = {}
         resolved: dict[str, tuple[str, float]] = {}  # node id -> (how the wait ended, seconds)
         with self.ctx.database.write() as session:
-            rows = session.scalars(select(ActionRow).where(ActionRow.id.in_(list(waiting)))).all()
+            rows = action_store.get_many(session, waiting)
             for row in rows:
                 result = str((row.data or {}).get("lifecycle_result", "CONTINUE")).upper()
                 waited = now - (row.created_at or now)
@@ -224,7 +216,7 @@ class HookWaiter:
                 action_store.set_status(
                     session, child_id, ActionStatus.RUNNING, "Lifecycle complete.", now
                 )
-                node = session.get(NodeRow, waiting[child_id])
+                node = node_store.get(session, waiting[child_id])
                 if node is not None and any(
                     r.id == child_id and r.action == "NODE_DELETE" for r in rows
                 ):

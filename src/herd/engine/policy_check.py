@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy.orm import Session
-
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
 from herd.policies.base import PolicyContext
 from herd.policies.checks import BoundPolicy, run_checks
 from herd.policies.scaling import ScalingPolicy
 from herd.store import bindings
+from herd.store.database import Session
 from herd.store.snapshots import load_cluster_snapshot
 from herd.types import Phase
 

@@ -19,7 +19,8 @@ from herd.drivers.base import ResourceRef
 from herd.engine.context import EngineContext
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store import engines, events, nodes, profiles, resources, tombstones
+from herd.store import engines, events, profiles, resources, tombstones
+from herd.store import nodes as node_store
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ def reconcile_resources(ctx: EngineContext) -> dict[str, int]:
         if not found:
             continue
         with ctx.database.write() as session:
-            rows = {row.id: row for row in nodes.get_many(session, found)}
+            rows = {row.id: row for row in node_store.get_many(session, found)}
             for node_id, resource in found.items():
                 row = rows.get(node_id)
                 if row is not None and row.physical_id in (None, resource.physical_id):
@@ -141,7 +142,7 @@ def fail_stuck_children(ctx: EngineContext) -> None:
                     now,
                     owner=None,
                 )
-                node = nodes.get(session, child.target)
+                node = node_store.get(session, child.target)
                 if node is not None and node.status in (
                     NodeStatus.CREATING.value,
                     NodeStatus.DELETING.value,

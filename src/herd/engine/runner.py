@@ -17,7 +17,8 @@ from herd.engine.policy_check import policy_check
 from herd.errors import HerdError
 from herd.observability import context as log_context
 from herd.store import actions as action_store
-from herd.store import events, locks, nodes
+from herd.store import events, locks
+from herd.store import nodes as node_store
 from herd.types import ActionCause, ActionName, ActionStatus, LockScope, Phase
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ class ActionRunner:
                     self.ctx.metrics.lock_was_busy("cluster")
                     raise LockBusy("Failed in locking cluster")
                 return
-            node = nodes.get(session, ex.target)
+            node = node_store.get(session, ex.target)
             cluster_id = node.cluster_id if node is not None else None
             if (
                 cluster_id

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from herd.store.bulk import insert_rows
-from herd.store.models import ActionRow, DependencyRow
+from herd.store.models import ActionRow, DependencyRow, NodeRow
 from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus
 
 
@@ -265,3 +265,15 @@ def unfinished_children(session: Session) -> Sequence[ActionRow]:
 def add(session: Session, row: ActionRow) -> None:
     """Store an action made by :func:`new_action` (the dispatcher claims it once committed)."""
     session.add(row)
+
+
+def with_target_nodes(
+    session: Session, action_ids: Collection[str]
+) -> list[tuple[str, str, NodeRow]]:
+    """(action id, status, node row) of node actions among ``action_ids`` whose node exists."""
+    rows = session.execute(
+        select(ActionRow.id, ActionRow.status, NodeRow)
+        .join(NodeRow, NodeRow.id == ActionRow.target)
+        .where(ActionRow.id.in_(list(action_ids)))
+    ).all()
+    return [(action_id, status, node) for action_id, status, node in rows]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, select, update
+from sqlalchemy import Select, delete, select, update
 from sqlalchemy.orm import Session
 
 from herd.store.models import BindingRow, PolicyRow
@@ -59,3 +60,41 @@ def merge_data(session: Session, updates: Mapping[str, Mapping[str, Any]]) -> No
         if row is not None:
             # A new dict: the JSON column only notices a change of object.
             row.data = {**(row.data or {}), **values}
+
+
+def of_cluster(session: Session, cluster_id: str) -> Sequence[BindingRow]:
+    return session.scalars(select(BindingRow).where(BindingRow.cluster_id == cluster_id)).all()
+
+
+def add(
+    session: Session, cluster_id: str, policy_id: str, *, enabled: bool, priority: int
+) -> BindingRow:
+    row = BindingRow(
+        id=str(uuid.uuid4()),
+        cluster_id=cluster_id,
+        policy_id=policy_id,
+        enabled=enabled,
+        priority=priority,
+        data={},
+        last_op=None,
+    )
+    session.add(row)
+    return row
+
+
+def remove(session: Session, cluster_id: str, policy_id: str) -> bool:
+    """Detach one policy; False when it was not attached."""
+    result = session.execute(
+        delete(BindingRow).where(
+            BindingRow.cluster_id == cluster_id, BindingRow.policy_id == policy_id
+        )
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def remove_all(session: Session, cluster_id: str) -> None:
+    session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster_id))
+
+
+def get(session: Session, binding_id: str) -> BindingRow | None:
+    return session.get(BindingRow, binding_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from herd.store.models import BindingRow, ClusterLockRow, ClusterRow, NodeRow
+from herd.store.models import BindingRow, ClusterLockRow, ClusterRow, NodeRow, TombstoneRow
 from herd.types import NodeStatus
 
 
@@ -44,3 +44,26 @@ def detach_everything(session: Session, cluster_id: str, reason: str) -> int:
         .execution_options(synchronize_session=False)
     )
     return int(orphaned.rowcount)  # type: ignore[attr-defined]
+
+
+def remove(session: Session, cluster_id: str) -> None:
+    """Delete the cluster row with its lock and its tombstone, in the caller's transaction, so
+    nothing can see the row without the tombstone or the tombstone without the row."""
+    session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster_id))
+    session.execute(
+        delete(TombstoneRow).where(
+            TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == cluster_id
+        )
+    )
+    row = session.get(ClusterRow, cluster_id)
+    if row is not None:
+        session.delete(row)
+
+
+def member_at(session: Session, cluster_id: str, index: int, other_than: str) -> NodeRow | None:
+    """The member holding ``index`` other than ``other_than`` (a replacement takes the index)."""
+    return session.scalar(
+        select(NodeRow).where(
+            NodeRow.cluster_id == cluster_id, NodeRow.index == index, NodeRow.id != other_than
+        )
+    )

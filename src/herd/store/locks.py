@@ -129,3 +129,11 @@ def held_by_engines(session: Session, engine_ids: Sequence[str]) -> list[str]:
     return list(
         session.scalars(select(ActionRow.id).where(ActionRow.owner.in_(list(engine_ids)))).all()
     )
+
+
+def locked_nodes(session: Session, node_ids: Sequence[str], dead_before: float) -> set[str]:
+    """The nodes among ``node_ids`` whose lock is held by a live action."""
+    if not node_ids:
+        return set()
+    held = session.scalars(select(NodeLockRow.node_id).where(NodeLockRow.node_id.in_(node_ids)))
+    return {n for n in held.all() if node_lock_holder(session, n, dead_before) is not None}

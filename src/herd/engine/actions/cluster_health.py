@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from sqlalchemy import select
-
 from herd.drivers.base import NodeRequest, ResourceRef
 from herd.engine.clusters import eval_status, load_cluster, members, update_cluster
 from herd.engine.context import EngineContext
@@ -20,8 +18,9 @@ from herd.engine.health.recover_node import policy_options
 from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store import events
-from herd.store.models import ClusterRow, NodeRow, ProfileRow
+from herd.store import clusters, events, profiles
+from herd.store import nodes as node_store
+from herd.store.models import NodeRow, ProfileRow
 from herd.types import ClusterStatus, HealthStatus, NodeStatus
 
 #: members a recovery may act on (the others are being created, changed or removed)
@@ -50,8 +49,8 @@ def check_node(ex: ActionExecution, node_id: str) -> tuple[bool, str]:
     """Ask the driver about one node and record the answer as its health."""
     ctx = ex.ctx
     with ctx.database.read() as session:
-        node = session.get(NodeRow, node_id)
-        profile = session.get(ProfileRow, node.profile_id) if node else None
+        node = node_store.get(session, node_id)
+        profile = profiles.get(session, node.profile_id) if node else None
     if node is None or profile is None:
         return False, "node is gone"
     try:
@@ -64,7 +63,7 @@ def check_node(ex: ActionExecution, node_id: str) -> tuple[bool, str]:
         healthy, reason = False, str(exc)
     now = ctx.now()
     with ctx.database.write() as session:
-        row = session.get(NodeRow, node_id)
+        row = node_store.get(session, node_id)
         if row is None:
             return healthy, reason
         before = (row.health, row.status)
@@ -100,8 +99,8 @@ def recover_node(ex: ActionExecution, node_id: str) -> str | None:
     """Recreate one node's resource in place; return an error text or None."""
     ctx = ex.ctx
     with ctx.database.read() as session:
-        node = session.get(NodeRow, node_id)
-        profile = session.get(ProfileRow, node.profile_id) if node else None
+        node = node_store.get(session, node_id)
+        profile = profiles.get(session, node.profile_id) if node else None
     if node is None or profile is None:
         return "node is gone"
     try:
@@ -110,13 +109,13 @@ def recover_node(ex: ActionExecution, node_id: str) -> str | None:
     except HerdError as exc:
         error = f"Recovery failed: {exc}"
         with ctx.database.write() as session:
-            row = session.get(NodeRow, node_id)
+            row = node_store.get(session, node_id)
             if row is not None:
                 row.status, row.status_reason = NodeStatus.ERROR.value, error
         return error
     now = ctx.now()
     with ctx.database.write() as session:
-        row = session.get(NodeRow, node_id)
+        row = node_store.get(session, node_id)
         if row is not None:
             row.physical_id = created.physical_id
             row.data = {**(row.data or {}), **created.data}
@@ -230,13 +229,7 @@ class HealthHandlers:
 
     def _replacement_of(self, ex: ActionExecution, cluster_id: str, old: NodeRow) -> NodeRow | None:
         with ex.ctx.database.read() as session:
-            return session.scalar(
-                select(NodeRow).where(
-                    NodeRow.cluster_id == cluster_id,
-                    NodeRow.index == old.index,
-                    NodeRow.id != old.id,
-                )
-            )
+            return clusters.member_at(session, cluster_id, old.index, old.id)
 
     def _without_replacement(
         self, ex: ActionExecution, cluster_id: str, batch: Sequence[NodeRow]
@@ -257,11 +250,11 @@ class HealthHandlers:
         self, ex: ActionExecution, cluster_id: str, profile_id: str, profile_only: bool
     ) -> Outcome:
         with ex.ctx.database.write() as session:
-            cluster = session.get(ClusterRow, cluster_id)
-            if cluster is None or session.get(ProfileRow, profile_id) is None:
+            cluster = clusters.get(session, cluster_id)
+            if cluster is None or profiles.get(session, profile_id) is None:
                 return Outcome.failed(f"The profile '{profile_id}' could not be found.")
             cluster.profile_id = profile_id
-            nodes = session.scalars(select(NodeRow).where(NodeRow.cluster_id == cluster_id)).all()
+            nodes = node_store.of_cluster(session, cluster_id)
             for node in nodes:
                 node.profile_id = profile_id
         if profile_only:

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import uuid
-
-from sqlalchemy import delete, select
-
 from herd.engine.actions.cluster_health import HealthHandlers
 from herd.engine.actions.removal import RemovalPlan, remove_nodes
 from herd.engine.clusters import eval_status, load_cluster, members, placements, update_cluster
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
 from herd.store import actions as action_store
-from herd.store import tombstones
-from herd.store.models import (
-    BindingRow,
-    ClusterLockRow,
-    ClusterRow,
-    NodeRow,
-    PolicyRow,
-    ProfileRow,
-    TombstoneRow,
-)
+from herd.store import bindings, clusters, policies, profiles, tombstones
+from herd.store.models import NodeRow
 from herd.types import ClusterStatus
 
 
@@ -44,7 +32,7 @@ def record_regions(ex: ActionExecution, cluster_id: str) -> list[str]:
     """
     nodes = members(ex, cluster_id)
     with ex.ctx.database.write() as session:
-        row = session.get(ClusterRow, cluster_id)
+        row = clusters.get(session, cluster_id)
         if row is None:
             return []
         known = set((row.data or {}).get("regions") or [])
@@ -93,7 +81,7 @@ class LifecycleHandlers:
             status_reason="Deletion in progress.",
         )
         with ex.ctx.database.write() as session:
-            session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster.id))
+            bindings.remove_all(session, cluster.id)
         # Remember where the members were before they go: the regional copies are
         # deleted after the members, and agents list clusters by region meanwhile.
         regions = record_regions(ex, cluster.id)
@@ -112,16 +100,7 @@ class LifecycleHandlers:
             update_cluster(ex, cluster.id, status=ClusterStatus.ERROR.value, status_reason=reason)
             return Outcome.failed(reason)
         with ex.ctx.database.write() as session:
-            # The row and its tombstone go together, so nothing can see one without the other.
-            session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster.id))
-            session.execute(
-                delete(TombstoneRow).where(
-                    TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == cluster.id
-                )
-            )
-            row = session.get(ClusterRow, cluster.id)
-            if row is not None:
-                session.delete(row)
+            clusters.remove(session, cluster.id)
         return Outcome.ok("Cluster deletion succeeded.")
 
     def _delete_regional_copies(
@@ -179,63 +158,44 @@ class LifecycleHandlers:
         policy_id = str(ex.inputs.get("policy_id"))
         enabled = bool(ex.inputs.get("enabled", True))
         with ex.ctx.database.write() as session:
-            policy = session.get(PolicyRow, policy_id)
-            cluster = session.get(ClusterRow, ex.target)
+            policy = policies.get(session, policy_id)
+            cluster = clusters.get(session, ex.target)
             if policy is None or cluster is None:
                 return Outcome.failed(f"The specified policy '{policy_id}' could not be found.")
-            existing = session.scalars(
-                select(BindingRow).where(BindingRow.cluster_id == cluster.id)
-            ).all()
+            existing = bindings.of_cluster(session, cluster.id)
             if any(b.policy_id == policy.id for b in existing):
                 return Outcome.ok("Policy already attached.")
             _, instance = ex.ctx.policies.create(policy.spec)
-            profile = session.get(ProfileRow, cluster.profile_id)
+            profile = profiles.get(session, cluster.profile_id)
             allowed = type(instance).profile_types
             if "ANY" not in allowed and profile is not None and profile.type not in allowed:
                 return Outcome.failed(f"Policy not applicable on profile type: {profile.type}")
             if type(instance).singleton:
                 family = policy.type.rsplit("-", 1)[0].split(".")[-1]
                 for binding in existing:
-                    other = session.get(PolicyRow, binding.policy_id)
+                    other = policies.get(session, binding.policy_id)
                     if other is not None and other.type.rsplit("-", 1)[0].split(".")[-1] == family:
                         return Outcome.failed(
                             f"Only one instance of policy type ({policy.type}) can be attached to "
                             f"a cluster, but another instance ({other.id}) is found attached to "
                             f"the cluster ({cluster.id}) already."
                         )
-            session.add(
-                BindingRow(
-                    id=str(uuid.uuid4()),
-                    cluster_id=cluster.id,
-                    policy_id=policy.id,
-                    enabled=enabled,
-                    priority=type(instance).priority,
-                    data={},
-                    last_op=None,
-                )
+            bindings.add(
+                session, cluster.id, policy.id, enabled=enabled, priority=type(instance).priority
             )
         return Outcome.ok("Policy attached.")
 
     def detach_policy(self, ex: ActionExecution) -> Outcome:
         policy_id = str(ex.inputs.get("policy_id"))
         with ex.ctx.database.write() as session:
-            result = session.execute(
-                delete(BindingRow).where(
-                    BindingRow.cluster_id == ex.target, BindingRow.policy_id == policy_id
-                )
-            )
-            if result.rowcount == 0:  # type: ignore[attr-defined]
+            if not bindings.remove(session, ex.target, policy_id):
                 return Outcome.failed("Policy not attached.")
         return Outcome.ok("Policy detached.")
 
     def update_policy(self, ex: ActionExecution) -> Outcome:
         policy_id = str(ex.inputs.get("policy_id"))
         with ex.ctx.database.write() as session:
-            binding = session.scalar(
-                select(BindingRow).where(
-                    BindingRow.cluster_id == ex.target, BindingRow.policy_id == policy_id
-                )
-            )
+            binding = bindings.get_binding(session, ex.target, policy_id)
             if binding is None:
                 return Outcome.failed("Policy not attached.")
             if "enabled" in ex.inputs and ex.inputs["enabled"] is not None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.engine.actions.removal import RemovalPlan, removal_plan, remove_nodes
 from herd.engine.clusters import (
@@ -21,7 +19,9 @@ from herd.errors import NotFound
 from herd.policies.ranking import Victim
 from herd.policies.shrink import ShrinkPlan, plan_shrink
 from herd.store import actions as action_store
-from herd.store.models import ClusterRow, NodeRow
+from herd.store import clusters
+from herd.store import nodes as node_store
+from herd.store.models import ClusterRow
 from herd.store.snapshots import load_cluster_snapshot
 from herd.types import ClusterStatus
 
@@ -205,7 +205,7 @@ class ScalingHandlers:
         cluster = load_cluster(ex)
         requested = list(ex.inputs.get("candidates") or [])
         with ex.ctx.database.read() as session:
-            known = set(session.scalars(select(NodeRow.id).where(NodeRow.id.in_(requested))).all())
+            known = node_store.existing_ids(session, requested)
         missing = [n for n in requested if n not in known]
         if missing and "shrink" not in ex.outputs:
             return Outcome.failed(f"Nodes not found: {missing}.")
@@ -237,9 +237,9 @@ class ScalingHandlers:
         if error:
             return Outcome.failed(error)
         with ex.ctx.database.write() as session:
-            row = session.get(ClusterRow, cluster.id)
+            row = clusters.get(session, cluster.id)
             assert row is not None
-            for node in session.scalars(select(NodeRow).where(NodeRow.id.in_(node_ids))).all():
+            for node in node_store.get_many(session, node_ids):
                 if node.cluster_id and node.cluster_id != cluster.id:
                     return Outcome.failed(
                         f"Node {node.id} is already owned by cluster {node.cluster_id}."

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
-
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.drivers.base import ResourceRef
 from herd.engine.actions.cluster_health import check_node, recover_node
@@ -21,14 +19,15 @@ from herd.engine.node_calls import node_request
 from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store import tombstones
-from herd.store.models import ClusterRow, NodeRow, ProfileRow
+from herd.store import clusters, profiles, tombstones
+from herd.store import nodes as node_store
+from herd.store.models import NodeRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
 
 def _node(ex: ActionExecution) -> NodeRow | None:
     with ex.ctx.database.read() as session:
-        return session.get(NodeRow, ex.target)
+        return node_store.get(session, ex.target)
 
 
 class NodeHandlers:
@@ -41,7 +40,7 @@ class NodeHandlers:
             return Outcome.failed(f"The node '{ex.target}' could not be found.")
         with ex.ctx.database.write() as session:
             if not action_store.children(session, ex.id):
-                row = session.get(NodeRow, node.id)
+                row = node_store.get(session, node.id)
                 assert row is not None
                 row.status, row.status_reason = NodeStatus.CREATING.value, "Creation in progress"
                 child = action_store.new_action(
@@ -56,14 +55,12 @@ class NodeHandlers:
                     owner=ex.ctx.engine_id,
                     now=ex.ctx.now(),
                 )
-                session.add(child)
+                action_store.add(session, child)
         results = self.nodeops.run(ex)
         if node.cluster_id:
             with ex.ctx.database.read() as session:
-                count = session.scalar(
-                    select(func.count()).where(NodeRow.cluster_id == node.cluster_id)
-                )
-            eval_status(ex, node.cluster_id, desired=int(count or 0))
+                count = clusters.member_count(session, node.cluster_id)
+            eval_status(ex, node.cluster_id, desired=count)
         if not results.ok:
             return Outcome.failed(results.reason().split(": ", 1)[-1] or "Node creation failed.")
         return Outcome.ok("Node created successfully.")
@@ -79,10 +76,7 @@ class NodeHandlers:
         if cluster_id and ex.cause is ActionCause.RPC:
             cluster = load_cluster(ex, cluster_id)
             with ex.ctx.database.read() as session:
-                count = int(
-                    session.scalar(select(func.count()).where(NodeRow.cluster_id == cluster_id))
-                    or 0
-                )
+                count = clusters.member_count(session, cluster_id)
             error = check_size_params(
                 SizeBounds(cluster.min_size, cluster.max_size, cluster.desired_capacity),
                 count - 1,
@@ -113,7 +107,7 @@ class NodeHandlers:
         # The node row went with its tombstone (models.py); this only clears one left
         # by a deletion that ended in between (e.g. an engine stopped after the row went).
         with ex.ctx.database.write() as session:
-            if session.get(NodeRow, node.id) is None:
+            if node_store.get(session, node.id) is None:
                 tombstones.remove(session, "node", node.id)
         return Outcome.ok("Node deleted successfully.")
 
@@ -121,7 +115,7 @@ class NodeHandlers:
         """Nothing was deleted: take the tombstone away and give the node its state back."""
         with ex.ctx.database.write() as session:
             tombstones.remove(session, "node", node.id)
-            row = session.get(NodeRow, node.id)
+            row = node_store.get(session, node.id)
             if row is not None and row.status == NodeStatus.DELETING.value:
                 row.status = (NodeStatus.ACTIVE if row.physical_id else NodeStatus.ERROR).value
                 row.status_reason = reason
@@ -139,7 +133,7 @@ class NodeHandlers:
             return Outcome.failed(f"The node '{ex.target}' could not be found.")
         new_profile = ex.inputs.get("profile_id")
         with ex.ctx.database.write() as session:
-            row = session.get(NodeRow, node.id)
+            row = node_store.get(session, node.id)
             assert row is not None
             for key, column in (
                 ("name", "name"),
@@ -150,7 +144,7 @@ class NodeHandlers:
                 if key in ex.inputs and ex.inputs[key] is not None:
                     setattr(row, column, ex.inputs[key])
             if new_profile and new_profile != row.profile_id:
-                if session.get(ProfileRow, new_profile) is None:
+                if profiles.get(session, new_profile) is None:
                     return Outcome.failed(f"The profile '{new_profile}' could not be found.")
                 row.profile_id = new_profile
             row.updated_at = ex.ctx.now()
@@ -175,8 +169,8 @@ class NodeHandlers:
                 return Outcome.ok("Node is healthy; no recovery needed.")
         ctx = ex.ctx
         with ctx.database.write() as session:
-            node = session.get(NodeRow, ex.target)
-            profile = session.get(ProfileRow, node.profile_id) if node else None
+            node = node_store.get(session, ex.target)
+            profile = profiles.get(session, node.profile_id) if node else None
             if node is None or profile is None:
                 return Outcome.failed(f"The node '{ex.target}' could not be found.")
             options = policy_options(ctx, session, node.cluster_id).merged(ex.inputs)
@@ -189,7 +183,7 @@ class NodeHandlers:
         except HerdError as exc:
             outcome = RecoveryOutcome(f"Recovery failed: {exc}", "nothing done")
         with ctx.database.write() as session:
-            row = session.get(NodeRow, ex.target)
+            row = node_store.get(session, ex.target)
             if row is None:
                 return Outcome.failed("Node disappeared during its recovery.")
             reason = apply_recovery(
@@ -205,11 +199,11 @@ class NodeHandlers:
         pairs = dict(ex.inputs.get("candidates") or {})
         cluster = load_cluster(ex)
         with ex.ctx.database.write() as session:
-            row = session.get(ClusterRow, cluster.id)
+            row = clusters.get(session, cluster.id)
             assert row is not None
             for old_id, new_id in pairs.items():
-                old = session.get(NodeRow, old_id)
-                new = session.get(NodeRow, new_id)
+                old = node_store.get(session, old_id)
+                new = node_store.get(session, new_id)
                 if old is None or new is None:
                     missing = [i for i, row in ((old_id, old), (new_id, new)) if row is None]
                     return Outcome.failed(f"Nodes not found: {missing}.")

@@ -22,8 +22,9 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution, Outcome
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store import events
-from herd.store.models import ActionRow, ClusterRow, NodeRow, ProfileRow
+from herd.store import clusters, events, profiles
+from herd.store import nodes as node_store
+from herd.store.models import ActionRow
 from herd.types import ActionCause, ActionName, ActionStatus, ClusterStatus, NodeStatus
 
 WAIT_STEP = 0.5  # seconds between cancel checks while children run
@@ -34,8 +35,8 @@ def _prepare(
 ) -> tuple[OperationsDriver, ResourceRef, NodeRequest, dict[str, Any]]:
     """Load the node and its driver and validate the operation again; raise HerdError."""
     with ctx.database.read() as session:
-        node = session.get(NodeRow, node_id)
-        profile = session.get(ProfileRow, node.profile_id) if node is not None else None
+        node = node_store.get(session, node_id)
+        profile = profiles.get(session, node.profile_id) if node is not None else None
     if node is None or profile is None:
         raise HerdError(f"The node '{node_id}' could not be found.")
     driver = ctx.drivers.get(profile.type)
@@ -64,7 +65,7 @@ def _prepare(
 
 def _set_operating(ex: ActionExecution, node_id: str, operation: str) -> None:
     with ex.ctx.database.write() as session:
-        row = session.get(NodeRow, node_id)
+        row = node_store.get(session, node_id)
         if row is not None:
             row.status = NodeStatus.OPERATING.value
             row.status_reason = f"Operation '{operation}' in progress"
@@ -82,7 +83,7 @@ def _write_result(
     """The node's new state, its event, and the child action's end, in one transaction."""
     now = ex.ctx.now()
     with ex.ctx.database.write() as session:
-        row = session.get(NodeRow, node_id)
+        row = node_store.get(session, node_id)
         if row is not None:
             if error is None and result is not None:
                 row.physical_id = result.physical_id
@@ -142,7 +143,7 @@ class OperationHandlers:
         operation = str(ex.inputs.get("operation", ""))
         error = operate_node(ex, ex.target, operation, ex.inputs.get("params") or {})
         with ex.ctx.database.read() as session:
-            node = session.get(NodeRow, ex.target)
+            node = node_store.get(session, ex.target)
         if node is not None and node.cluster_id:
             eval_status(ex, node.cluster_id)
         if error is not None:
@@ -198,7 +199,7 @@ class OperationHandlers:
 
     def _set_cluster_operating(self, ex: ActionExecution) -> None:
         with ex.ctx.database.write() as session:
-            cluster = session.get(ClusterRow, ex.target)
+            cluster = clusters.get(session, ex.target)
             if cluster is not None:
                 cluster.status = ClusterStatus.OPERATING.value
                 cluster.status_reason = f"Operation '{ex.inputs.get('operation')}' in progress"
@@ -212,7 +213,7 @@ class OperationHandlers:
         with ex.ctx.database.write() as session:
             existing = {row.target: row for row in action_store.children(session, ex.id)}
             for node_id in node_ids:
-                if node_id in existing or session.get(NodeRow, node_id) is None:
+                if node_id in existing or node_store.get(session, node_id) is None:
                     continue
                 child = action_store.new_action(
                     action=ActionName.NODE_OPERATION,
@@ -227,7 +228,7 @@ class OperationHandlers:
                     owner=ex.ctx.engine_id,
                     now=now,
                 )
-                session.add(child)
+                action_store.add(session, child)
                 action_store.add_dependency(session, child.id, ex.id)
                 existing[node_id] = child
             session.flush()

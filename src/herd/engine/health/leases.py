@@ -15,14 +15,11 @@ import logging
 import math
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
-
 from herd.engine.context import EngineContext
 from herd.engine.recovery import dead_engines
-from herd.store import events
+from herd.store import clusters, engines, events
 from herd.store import health_leases as lease_store
 from herd.store.health_leases import HealthBinding
-from herd.store.models import ClusterRow, EngineRow
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +51,7 @@ class LeaseKeeper:
             return view
         dead = set(dead_engines(ctx))
         with ctx.database.write() as session:
-            registered = set(session.scalars(select(EngineRow.id)).all())
+            registered = engines.ids(session)
             if me not in registered:
                 # Our engine row is gone (taken over as dead): we may not hold anything.
                 lease_store.release_all(session, me)
@@ -87,7 +84,7 @@ class LeaseKeeper:
                     held.discard(cluster_id)
                     view.released.append(cluster_id)
             for cluster_id, old in view.taken_over.items():
-                cluster = session.get(ClusterRow, cluster_id)
+                cluster = clusters.get(session, cluster_id)
                 if cluster is not None:
                     events.record(
                         session,

@@ -17,8 +17,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import select
-
 from herd.drivers.base import Driver, ResourceEvent, ResourceRef
 from herd.engine.context import EngineContext
 from herd.engine.health.detection import PollUrlClients
@@ -29,8 +27,8 @@ from herd.engine.health.state import ClusterState, PendingEvent
 from herd.errors import HerdError
 from herd.policies.health_rules import CHECKABLE, round_due
 from herd.policies.health_settings import HealthSettings, read_health_settings
+from herd.store import nodes as node_store
 from herd.store.health_leases import HealthBinding
-from herd.store.models import NodeRow
 from herd.types import NodeStatus
 
 log = logging.getLogger(__name__)
@@ -192,18 +190,8 @@ class HealthManager:
         if not states:
             return
         cache = self.rounds.profiles
-        columns = (
-            NodeRow.id,
-            NodeRow.cluster_id,
-            NodeRow.physical_id,
-            NodeRow.status,
-            NodeRow.updated_at,
-            NodeRow.profile_id,
-            NodeRow.data,
-        )
         with self.ctx.database.read() as session:
-            query = select(*columns).where(NodeRow.cluster_id.in_(list(states)))
-            rows = session.execute(query).all()
+            rows = node_store.watch_rows(session, states)
             profiles_for(self.ctx, session, {row.profile_id for row in rows}, cache)
         present: dict[str, set[str]] = {cluster_id: set() for cluster_id in states}
         for row in rows:

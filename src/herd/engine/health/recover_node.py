@@ -13,13 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.drivers.base import CreatedResource, Driver, NodeRequest, ResourceRef
 from herd.engine.context import EngineContext
 from herd.errors import HerdError
 from herd.policies.health_settings import HealthSettings, read_health_settings
 from herd.store import events, node_checks
+from herd.store.database import Session
 from herd.store.health_leases import health_bindings
 from herd.store.models import NodeRow
 from herd.types import HealthStatus, NodeStatus, RecoveryOperation

@@ -11,15 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from herd.engine.context import EngineContext
 from herd.engine.health.detection import ProbeTarget
 from herd.errors import HerdError
 from herd.policies.health_rules import MemberState
-from herd.store import locks, node_checks
-from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeLockRow, NodeRow, ProfileRow
+from herd.store import actions as action_store
+from herd.store import bindings, clusters, locks, node_checks, profiles
+from herd.store import nodes as node_store
+from herd.store.database import Session
 from herd.store.node_checks import StoredCheck
 from herd.types import ActionStatus, NodeStatus
 
@@ -58,14 +57,14 @@ class ClusterSnapshot:
 
 def _suspension(session: Session, binding_id: str) -> tuple[str, str] | None:
     """(action id, action name) of the running action that suspended checks, if any."""
-    binding = session.get(BindingRow, binding_id)
+    binding = bindings.get(session, binding_id)
     data: Mapping[str, Any] = (binding.data or {}) if binding is not None else {}
     if not data.get("suspended"):
         return None
     action_id = data.get("suspended_by")
     if not action_id:
         return "unknown", "an action"
-    action = session.get(ActionRow, str(action_id))
+    action = action_store.get(session, str(action_id))
     if action is None or ActionStatus(action.status).is_final:
         return None  # the shrink ended without resuming checks (it failed): not suspended
     return str(action_id), action.action
@@ -78,7 +77,7 @@ def profiles_for(
     missing = [p for p in profile_ids if p not in cache]
     if not missing:
         return
-    for profile in session.scalars(select(ProfileRow).where(ProfileRow.id.in_(missing))):
+    for profile in profiles.get_many(session, missing).values():
         try:
             driver = ctx.drivers.get(profile.type)
             cache[profile.id] = (
@@ -89,23 +88,6 @@ def profiles_for(
             cache[profile.id] = str(exc)
 
 
-_MEMBER_COLUMNS = (
-    NodeRow.id,
-    NodeRow.name,
-    NodeRow.index,
-    NodeRow.cluster_id,
-    NodeRow.physical_id,
-    NodeRow.data,
-    NodeRow.profile_id,
-    NodeRow.status,
-    NodeRow.status_reason,
-    NodeRow.updated_at,
-    NodeRow.init_at,
-    NodeRow.health,
-    NodeRow.health_marked_by,
-)
-
-
 def read_snapshot(
     ctx: EngineContext, cluster_id: str, binding_id: str, cache: ProfileCache
 ) -> ClusterSnapshot:
@@ -113,7 +95,7 @@ def read_snapshot(
     snapshot = ClusterSnapshot(cluster_id)
     dead_before = ctx.dead_before()
     with ctx.database.read() as session:
-        cluster = session.get(ClusterRow, cluster_id)
+        cluster = clusters.get(session, cluster_id)
         if cluster is None:
             snapshot.exists = False
             return snapshot
@@ -122,16 +104,9 @@ def read_snapshot(
         if suspension is not None:
             snapshot.suspended_by, snapshot.suspended_action = suspension
         snapshot.locked_by = locks.cluster_lock_holders(session, cluster_id, dead_before)
-        rows = session.execute(
-            select(*_MEMBER_COLUMNS).where(NodeRow.cluster_id == cluster_id)
-        ).all()
+        rows = node_store.health_rows(session, cluster_id)
         ids = [row.id for row in rows]
-        locked = set()
-        if ids:
-            held = session.scalars(select(NodeLockRow.node_id).where(NodeLockRow.node_id.in_(ids)))
-            for node_id in held.all():
-                if locks.node_lock_holder(session, node_id, dead_before) is not None:
-                    locked.add(node_id)
+        locked = locks.locked_nodes(session, ids, dead_before)
         checks = node_checks.stored(session, ids)
         profiles_for(ctx, session, {row.profile_id for row in rows}, cache)
     for row in rows:
@@ -140,7 +115,7 @@ def read_snapshot(
             target=ProbeTarget(
                 node_id=row.id,
                 name=row.name,
-                index=row[2],  # Row.index is a method of the row tuple
+                index=row._mapping["index"],  # Row.index is a method of the row tuple
                 cluster_id=row.cluster_id,
                 physical_id=row.physical_id,
                 data=row.data or {},

@@ -17,17 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.engine.context import EngineContext
 from herd.engine.health.recover_node import RecoveryOptions
 from herd.engine.health.snapshot import ClusterSnapshot, Member
 from herd.engine.health.state import ClusterState
 from herd.policies.health_rules import Backoff, Verdict, plan_recovery
 from herd.store import actions as action_store
-from herd.store import events, locks, node_checks
+from herd.store import clusters, events, locks, node_checks
 from herd.store import health_leases as lease_store
-from herd.store.models import ClusterRow, NodeRow
+from herd.store import nodes as node_store
+from herd.store.database import Session
 from herd.types import ActionName, DetectionType, HealthStatus, NodeStatus
 
 MANAGER_USER = "herd-health-manager"
@@ -179,7 +178,7 @@ class RecoveryStarter:
         verdict: Verdict,
         now: float,
     ) -> None:
-        node = session.get(NodeRow, member.target.node_id)
+        node = node_store.get(session, member.target.node_id)
         if node is None or node.cluster_id != snapshot.cluster_id:
             return
         detected = self._detected(verdict)
@@ -205,7 +204,7 @@ class RecoveryStarter:
         verdict: Verdict,
         now: float,
     ) -> None:
-        node = session.get(NodeRow, member.target.node_id)
+        node = node_store.get(session, member.target.node_id)
         if node is None or not (node.status_reason or "").startswith(CHECK_FAILED_PREFIX):
             return
         node.status, node.status_reason = NodeStatus.ACTIVE.value, "Check passed"
@@ -232,7 +231,7 @@ class RecoveryStarter:
             return False
         if action_store.active_actions_on(session, cluster_id):
             return False
-        cluster = session.get(ClusterRow, cluster_id)
+        cluster = clusters.get(session, cluster_id)
         if cluster is None:
             return False
         options = RecoveryOptions.from_settings(state.settings)
@@ -252,7 +251,7 @@ class RecoveryStarter:
             timeout=cluster.timeout,
             now=now,
         )
-        session.add(action)
+        action_store.add(session, action)
         for node_id, (_verdict, streak) in sorted(due.items()):
             node_checks.start_recovery(session, node_id, cluster_id, streak, now)
             _event(
