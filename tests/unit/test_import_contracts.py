@@ -81,6 +81,16 @@ def test_the_source_keeps_every_contract(copy_of_the_package: Path) -> None:
             "from herd.store import models\n",
             "herd.drivers is not allowed to import herd.store",
         ),
+        (
+            "engine/actions/_planted.py",
+            "from sqlalchemy import select\n",
+            "herd.engine.actions._planted is not allowed to import sqlalchemy",
+        ),
+        (
+            "api/services/_planted.py",
+            "def f() -> None:\n    from sqlalchemy.orm import Session\n",
+            "herd.api.services._planted is not allowed to import sqlalchemy",
+        ),
     ],
 )
 def test_a_planted_violation_breaks_a_contract(

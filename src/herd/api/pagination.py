@@ -1,23 +1,24 @@
 """List parameters as Senlin has them: limit, marker, sort, filters, global_project.
 
-Paging is keyset paging on the sort keys plus ``id``; nullable sort columns
-are compared through ``COALESCE`` so SQLite and PostgreSQL order them alike.
+The query string is parsed here, with Senlin's texts; the keyset paging itself is
+``store/paging.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, false, func, or_
-from sqlalchemy.orm import InstrumentedAttribute, Session
 from starlette.datastructures import QueryParams
 
 from herd.domain.values import parse_bool as parse_bool_word
 from herd.errors import InvalidRequest
+from herd.store import paging
+from herd.store.database import Session
+from herd.store.listing import Query
 from herd.store.lookup import Scope
+from herd.store.paging import Column
 
 
 def invalid_value(name: str, value: Any) -> InvalidRequest:
@@ -37,9 +38,9 @@ class ListSpec:
     """What one resource's list accepts."""
 
     model: Any
-    sort_keys: Mapping[str, InstrumentedAttribute[Any]]
+    sort_keys: Mapping[str, Column]
     default_sort: Sequence[str]
-    filters: Mapping[str, InstrumentedAttribute[Any]] = field(default_factory=dict)
+    filters: Mapping[str, Column] = field(default_factory=dict)
     bool_filters: frozenset[str] = frozenset()
     #: accepted and handled by the router (or ignored), e.g. ``show_details``
     extra: frozenset[str] = frozenset()
@@ -153,88 +154,33 @@ def parse_sort(value: str, spec: ListSpec) -> list[tuple[str, bool]]:
     return keys
 
 
-def _sortable(column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
-    """The column as it is ordered and compared: NULLs become a neutral value."""
-    python_type: type[Any] = str
-    with contextlib.suppress(NotImplementedError):
-        python_type = column.type.python_type
-    if not column.nullable:
-        return column  # type: ignore[return-value]
-    default: Any = "" if python_type is str else 0
-    if python_type is bool:
-        default = False
-    return func.coalesce(column, default)
-
-
-def _python_value(row: Any, column: InstrumentedAttribute[Any]) -> Any:
-    value = getattr(row, column.key)
-    if value is None:
-        python_type: type[Any] = str
-        with contextlib.suppress(NotImplementedError):
-            python_type = column.type.python_type
-        return "" if python_type is str else (False if python_type is bool else 0)
-    return value
-
-
 def apply(
     session: Session,
-    query: Select[Any],
+    query: Query,
     spec: ListSpec,
     params: ListParams,
     scope: Scope | None,
 ) -> list[Any]:
     """Filter, order and page ``query`` (which selects ``spec.model``)."""
-    return list(session.scalars(page(session, query, spec, params, scope)).all())
+    return paging.rows(session, page(session, query, spec, params, scope))
 
 
 def page(
     session: Session,
-    query: Select[Any],
+    query: Query,
     spec: ListSpec,
     params: ListParams,
     scope: Scope | None,
-) -> Select[Any]:
+) -> Query:
     """``query`` filtered, ordered and paged; it may select columns of ``spec.model``."""
-    model = spec.model
-    if scope is not None and spec.has_project:
-        query = scope.apply(query, model)
-    for name, values in params.filters.items():
-        column = spec.filters[name]
-        query = (
-            query.where(column == values[0])
-            if len(values) == 1
-            else query.where(column.in_(values))
-        )
     keys = params.sort or [(key, False) for key in spec.default_sort]
-    columns = [(spec.sort_keys[key], desc) for key, desc in keys]
-    columns.append((model.id, columns[-1][1] if columns else False))
-    if params.marker is not None:
-        marker_row = session.get(model, params.marker)
-        if marker_row is None or (
-            scope is not None and spec.has_project and not _visible(marker_row, scope)
-        ):
-            raise invalid_value("marker", params.marker)
-        query = query.where(_after(marker_row, columns))
-    query = query.order_by(
-        *[(_sortable(c).desc() if desc else _sortable(c).asc()) for c, desc in columns]
+    return paging.page(
+        session,
+        query,
+        spec.model,
+        filters={spec.filters[name]: values for name, values in params.filters.items()},
+        order=[(spec.sort_keys[key], desc) for key, desc in keys],
+        marker=params.marker,
+        limit=params.limit,
+        scope=scope if spec.has_project else None,
     )
-    if params.limit is not None:
-        query = query.limit(params.limit)
-    return query
-
-
-def _visible(row: Any, scope: Scope) -> bool:
-    return scope.all_projects or row.project == scope.project
-
-
-def _after(
-    marker_row: Any, columns: list[tuple[InstrumentedAttribute[Any], bool]]
-) -> ColumnElement[bool]:
-    """Rows strictly after the marker in the (mixed-direction) sort order."""
-    clauses: list[ColumnElement[bool]] = []
-    for i, (column, desc) in enumerate(columns):
-        equal = [_sortable(c) == _python_value(marker_row, c) for c, _ in columns[:i]]
-        value = _python_value(marker_row, column)
-        beyond = _sortable(column) < value if desc else _sortable(column) > value
-        clauses.append(and_(*equal, beyond))
-    return or_(*clauses) if clauses else false()

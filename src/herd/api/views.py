@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.api.microversion import APIVersion
 from herd.store import node_checks, references
+from herd.store.database import Session
 from herd.store.models import (
     ActionRow,
     BindingRow,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import delete, func, select, update
+from collections.abc import Mapping, Sequence
+
+from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
 from herd.store.models import BindingRow, ClusterLockRow, ClusterRow, NodeRow, TombstoneRow
@@ -67,3 +69,44 @@ def member_at(session: Session, cluster_id: str, index: int, other_than: str) ->
             NodeRow.cluster_id == cluster_id, NodeRow.index == index, NodeRow.id != other_than
         )
     )
+
+
+def take_index(session: Session, cluster_id: str) -> int:
+    """The next member index of the cluster, taken with an atomic increment (concurrent
+    creates never share one)."""
+    new_next = session.execute(
+        update(ClusterRow)
+        .where(ClusterRow.id == cluster_id)
+        .values(next_index=ClusterRow.next_index + 1)
+        .returning(ClusterRow.next_index)
+        .execution_options(synchronize_session=False)
+    ).scalar_one()
+    return int(new_next) - 1
+
+
+def has_bindings(session: Session, cluster_id: str) -> bool:
+    return bool(session.scalar(select(exists().where(BindingRow.cluster_id == cluster_id))))
+
+
+def add(session: Session, row: ClusterRow) -> None:
+    session.add(row)
+
+
+#: the member columns a cluster operation may filter on (Senlin's ``filters``)
+MEMBER_FILTERS = {
+    "name": NodeRow.name,
+    "profile_id": NodeRow.profile_id,
+    "status": NodeRow.status,
+    "role": NodeRow.role,
+}
+
+
+def member_ids(
+    session: Session, cluster_id: str, filters: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
+    """Member ids in index order, those whose ``filters`` columns (keys of
+    :data:`MEMBER_FILTERS`) hold one of the values."""
+    query = select(NodeRow.id).where(NodeRow.cluster_id == cluster_id)
+    for key, values in (filters or {}).items():
+        query = query.where(MEMBER_FILTERS[key].in_(list(values)))
+    return list(session.scalars(query.order_by(NodeRow.index)).all())

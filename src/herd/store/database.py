@@ -21,10 +21,20 @@ import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-__all__ = ["MIGRATIONS_DIR", "SQLITE_SYNCHRONOUS", "Database", "Session", "refresh_for_update"]
+# Session, Connection and IntegrityError are named here so that the API and the engine can
+# annotate with them and answer a constraint's refusal without importing SQLAlchemy.
+__all__ = [
+    "MIGRATIONS_DIR",
+    "SQLITE_SYNCHRONOUS",
+    "Connection",
+    "Database",
+    "IntegrityError",
+    "Session",
+    "refresh_for_update",
+]
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000

@@ -9,6 +9,10 @@ from sqlalchemy.ext.compiler import compiles
 
 from herd.store.models import ClusterRow, NodeRow
 
+#: a list's query and one of its WHERE clauses, as the API passes them around
+Query = Select[Any]
+Clause = ColumnElement[bool]
+
 
 def select_rows(model: type[Any], *where: ColumnElement[bool]) -> Select[Any]:
     """Every row of ``model`` matching ``where``."""

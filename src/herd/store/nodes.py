@@ -10,7 +10,7 @@ from sqlalchemy import Row, select
 from sqlalchemy.orm import Session
 
 from herd.store.bulk import chunked
-from herd.store.models import NodeRow
+from herd.store.models import NodeRow, ProfileRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +113,16 @@ def watch_rows(session: Session, cluster_ids: Collection[str]) -> Sequence[Row[A
     return session.execute(
         select(*_WATCH_COLUMNS).where(NodeRow.cluster_id.in_(list(cluster_ids)))
     ).all()
+
+
+def add(session: Session, row: NodeRow) -> None:
+    session.add(row)
+
+
+def managing(session: Session, physical_id: str, profile_type: str) -> NodeRow | None:
+    """The node that already manages the resource ``physical_id`` of ``profile_type``."""
+    return session.scalars(
+        select(NodeRow)
+        .join(ProfileRow, ProfileRow.id == NodeRow.profile_id)
+        .where(NodeRow.physical_id == physical_id, ProfileRow.type == profile_type)
+    ).first()

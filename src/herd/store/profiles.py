@@ -19,3 +19,12 @@ def get_many(session: Session, profile_ids: Collection[str]) -> dict[str, Profil
         return {}
     rows = session.scalars(select(ProfileRow).where(ProfileRow.id.in_(list(profile_ids))))
     return {row.id: row for row in rows.all()}
+
+
+def type_of(session: Session, profile_id: str) -> str | None:
+    return session.scalar(select(ProfileRow.type).where(ProfileRow.id == profile_id))
+
+
+def add(session: Session, row: ProfileRow) -> None:
+    session.add(row)
+    session.flush()  # node rows refer to it, and no ORM relationship orders the inserts

@@ -188,3 +188,7 @@ def link_alerts(session: Session, receiver_id: str, keys: Iterable[str], action_
             )
             .values(action_id=action_id)
         )
+
+
+def add(session: Session, row: ReceiverRow) -> None:
+    session.add(row)

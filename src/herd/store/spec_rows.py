@@ -55,3 +55,7 @@ def profile_in_use(session: Session, profile_id: str) -> bool:
 def policy_in_use(session: Session, policy_id: str) -> bool:
     """The policy is still attached to a cluster."""
     return bool(session.scalar(select(exists().where(BindingRow.policy_id == policy_id))))
+
+
+def add(session: Session, row: ProfileRow | PolicyRow) -> None:
+    session.add(row)

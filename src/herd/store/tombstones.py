@@ -18,7 +18,9 @@ from sqlalchemy import ColumnElement, and_, delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from herd.store.models import TombstoneRow
+from herd.errors import ResourceInUse
+from herd.store.models import NodeRow, TombstoneRow
+from herd.store.resources import ROW_TYPES
 
 
 class TombstoneStatus(StrEnum):
@@ -161,6 +163,15 @@ def absent(resource_type: str, id_column: Any) -> ColumnElement[bool]:
     )
 
 
+def hidden_from_agents(resource_type: str) -> list[ColumnElement[bool]]:
+    """WHERE clauses that leave tombstoned resources (and nodes of tombstoned clusters) out."""
+    model = ROW_TYPES[resource_type]
+    clauses = [absent(resource_type, model.id)]
+    if resource_type == "node":
+        clauses.append(absent("cluster", NodeRow.cluster_id))
+    return clauses
+
+
 def summary(session: Session) -> list[tuple[str, str, int, float]]:
     """Open tombstones per (resource type, status): how many, and the oldest ``deleted_at``.
 
@@ -175,3 +186,42 @@ def summary(session: Session) -> list[tuple[str, str, int, float]]:
         ).group_by(TombstoneRow.resource_type, TombstoneRow.status)
     ).all()
     return [(kind, status, int(count), float(oldest)) for kind, status, count, oldest in rows]
+
+
+def delete_at_once(
+    session: Session,
+    resource_type: str,
+    row: Any,
+    *,
+    requested_by: str,
+    now: float,
+    keep_tombstones: bool,
+    in_use: str,
+) -> None:
+    """Delete a row that needs no action (a profile, a policy): its tombstone, the row and
+    the tombstone again in one savepoint; :class:`ResourceInUse` (``in_use``) when a row
+    still refers to it.
+
+    Nothing outside the transaction ever sees this tombstone; it makes two concurrent
+    deletes of the same row meet on the unique constraint (the loser waits for the
+    winner on PostgreSQL, then finds the row gone). A reference added concurrently
+    fails the foreign key: the same answer as an existing reference.
+    """
+    model = ROW_TYPES[resource_type]
+    try:
+        with session.begin_nested():
+            if keep_tombstones:
+                insert(
+                    session,
+                    resource_type=resource_type,
+                    resource_id=row.id,
+                    project=row.project,
+                    requested_by=requested_by,
+                    action_id=None,
+                    now=now,
+                )
+            # A Core statement: the mapper hook does not fire, so the tombstone goes explicitly.
+            session.execute(delete(model).where(model.id == row.id))
+            remove(session, resource_type, row.id)
+    except IntegrityError:
+        raise ResourceInUse(in_use) from None

@@ -11,14 +11,13 @@ now and their locks are released.
 
 from __future__ import annotations
 
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.errors import ActionImmutable
 from herd.api.schemas.actions import ActionUpdate
 from herd.errors import InvalidRequest
 from herd.store import actions as action_store
+from herd.store.database import Session
 from herd.store.events import record
 from herd.store.locks import release_all
 from herd.store.lookup import find

@@ -12,9 +12,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import require
@@ -22,6 +19,9 @@ from herd.api.schemas.nodes import NodeAdopt, NodeAdoptPreview
 from herd.api.services.spec_resources import sync_event
 from herd.drivers.adoption import AdoptedResource, AdoptionDriver
 from herd.errors import Conflict, InvalidRequest
+from herd.store import nodes as node_store
+from herd.store import profiles
+from herd.store.database import Session
 from herd.store.events import record
 from herd.store.models import NodeRow, ProfileRow
 from herd.types import HealthStatus, NodeStatus
@@ -60,11 +60,7 @@ def adopt_node(
     """Store the generated profile and an ACTIVE orphan node for the resource."""
     require(ctx.version, "1.7")
     full_type, driver, resource = _preview(services, request)
-    taken = session.scalars(
-        select(NodeRow)
-        .join(ProfileRow, ProfileRow.id == NodeRow.profile_id)
-        .where(NodeRow.physical_id == resource.physical_id, ProfileRow.type == full_type)
-    ).first()
+    taken = node_store.managing(session, resource.physical_id, full_type)
     if taken is not None:
         raise Conflict(
             f"The resource '{resource.physical_id}' is already managed by node '{taken.id}'."
@@ -83,8 +79,7 @@ def adopt_node(
         created_at=now,
         updated_at=None,
     )
-    session.add(profile)
-    session.flush()  # the node row refers to it (no ORM relationship orders the inserts)
+    profiles.add(session, profile)
     sync_event(session, services, ctx, "profile", profile, "PROFILE_CREATE")
     node = NodeRow(
         id=str(uuid.uuid4()),
@@ -109,7 +104,7 @@ def adopt_node(
         project=ctx.project,
         domain="",
     )
-    session.add(node)
+    node_store.add(session, node)
     session.flush()
     record(
         session,

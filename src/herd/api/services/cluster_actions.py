@@ -12,9 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.errors import NodeNotOrphan, ProfileTypeNotMatch
@@ -38,8 +35,10 @@ from herd.api.schemas.cluster_actions import (
 from herd.api.services.common import find_referenced
 from herd.domain.sizing import ResizeRequest, check_size_params, validate_resize_request
 from herd.errors import InvalidRequest, NotFound, ResourceInUse
+from herd.store import bindings, clusters, profiles
+from herd.store.database import Session
 from herd.store.lookup import find
-from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
+from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow
 from herd.types import ActionName, NodeStatus
 
 V1_4 = APIVersion(1, 4)
@@ -76,7 +75,7 @@ def _scale(model: type[ScaleInParams | ScaleOutParams], action: ActionName, sign
 
 
 def _member_count(session: Session, cluster: ClusterRow) -> int:
-    return int(session.scalar(select(func.count()).where(NodeRow.cluster_id == cluster.id)) or 0)
+    return clusters.member_count(session, cluster.id)
 
 
 def _resize(
@@ -108,7 +107,7 @@ def _find_node(session: Session, ctx: RequestContext, identity: str) -> NodeRow 
 
 
 def _profile_type(session: Session, profile_id: str) -> str | None:
-    return session.scalar(select(ProfileRow.type).where(ProfileRow.id == profile_id))
+    return profiles.type_of(session, profile_id)
 
 
 def _add_nodes(
@@ -253,11 +252,7 @@ def _policy(session: Session, ctx: RequestContext, identity: str) -> PolicyRow:
 
 
 def _binding(session: Session, cluster: ClusterRow, policy: PolicyRow) -> BindingRow | None:
-    return session.scalars(
-        select(BindingRow).where(
-            BindingRow.cluster_id == cluster.id, BindingRow.policy_id == policy.id
-        )
-    ).first()
+    return bindings.get_binding(session, cluster.id, policy.id)
 
 
 def _policy_attach(

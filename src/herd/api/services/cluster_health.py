@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.services import deletions
 from herd.api.views import check_result, isotime
 from herd.errors import HerdError
-from herd.store import node_checks
+from herd.store import actions as action_store
+from herd.store import clusters, node_checks
+from herd.store.database import Session
 from herd.store.health_leases import HealthBinding, health_bindings, lease_of
 from herd.store.lookup import find
-from herd.store.models import ActionRow, ClusterRow, NodeRow
+from herd.store.models import ClusterRow
 from herd.types import ActionStatus
 
 
@@ -56,7 +55,7 @@ def _suspended_by(session: Session, binding: HealthBinding) -> str | None:
     action_id = binding.data.get("suspended_by") if binding.data.get("suspended") else None
     if not action_id:
         return None
-    action = session.get(ActionRow, str(action_id))
+    action = action_store.get(session, str(action_id))
     if action is None or ActionStatus(action.status).is_final:
         return None
     return str(action_id)
@@ -79,9 +78,7 @@ def cluster_health(
     else:
         checking = "ACTIVE"
     lease = lease_of(session, cluster.id)
-    nodes = session.scalars(
-        select(NodeRow).where(NodeRow.cluster_id == cluster.id).order_by(NodeRow.index)
-    ).all()
+    nodes = clusters.members(session, cluster.id)
     checks = node_checks.load(session, [node.id for node in nodes])
     now = services.now()
     members: list[dict[str, Any]] = []

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.services import deletions
 from herd.api.services.common import refuse_if_deleting
+from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ClusterRow
 

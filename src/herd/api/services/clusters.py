@@ -5,9 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import exists, select
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.errors import FeatureNotSupported
@@ -18,8 +15,10 @@ from herd.api.services import deletions
 from herd.api.services.common import find_referenced, refuse_if_deleting, submit
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
+from herd.store import clusters, profiles
+from herd.store.database import Session
 from herd.store.lookup import find
-from herd.store.models import ActionRow, BindingRow, ClusterRow, ProfileRow
+from herd.store.models import ActionRow, ClusterRow, ProfileRow
 from herd.types import ActionName, ClusterStatus
 
 V1_8 = APIVersion(1, 8)
@@ -75,7 +74,7 @@ def create_cluster(
         project=ctx.project,
         domain="",
     )
-    session.add(cluster)
+    clusters.add(session, cluster)
     action = submit(
         session,
         services,
@@ -110,7 +109,7 @@ def update_cluster(
     if request.profile_id is not None:
         profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
         if profile.id != cluster.profile_id:
-            current = session.get(ProfileRow, cluster.profile_id)
+            current = profiles.get(session, cluster.profile_id)
             if current is not None and current.type != profile.type:
                 raise InvalidRequest(
                     "Cannot update a cluster to a different profile type, operation aborted.",
@@ -153,7 +152,7 @@ def delete_cluster(
     def validate(retry: bool) -> None:
         if not force and not retry and cluster.status in BUSY_STATUSES:
             raise ActionInProgress(f"The cluster '{cluster.id}' is in status {cluster.status}.")
-        if session.scalar(select(exists().where(BindingRow.cluster_id == cluster.id))):
+        if clusters.has_bindings(session, cluster.id):
             raise ResourceInUse(
                 f"The cluster '{cluster.id}' cannot be deleted: there is still policy(s) "
                 "attached to it."

@@ -12,16 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from jsonpath_ng.parser import parse as parse_jsonpath
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from herd.api.auth import RequestContext
 from herd.api.microversion import require
 from herd.api.services import deletions
 from herd.api.views import render_nodes
 from herd.errors import InvalidRequest
+from herd.store import clusters
+from herd.store.database import Session
 from herd.store.lookup import find
-from herd.store.models import ClusterRow, NodeRow
+from herd.store.models import ClusterRow
 
 
 def _parser(path: str) -> Any:
@@ -42,9 +42,7 @@ def collect(
     parser = _parser(stripped)
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
     deletions.hide_from_agent(session, ctx, "cluster", cluster)
-    nodes = session.scalars(
-        select(NodeRow).where(NodeRow.cluster_id == cluster.id).order_by(NodeRow.index)
-    ).all()
+    nodes = clusters.members(session, cluster.id)
     views = render_nodes(session, nodes, ctx.version, details="details" in stripped)
     found = []
     for view in views:

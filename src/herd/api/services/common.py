@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.errors import ActionConflict, InvalidRequest, NotFound, ResourceDeleting, ResourceLocked
+from herd.store import actions as action_store
 from herd.store import tombstones
 from herd.store.actions import active_actions_on, new_action
+from herd.store.database import Session
 from herd.store.locks import cluster_lock_holders, node_lock_holder
 from herd.store.lookup import Scope, find
 from herd.store.models import ActionRow
@@ -140,7 +140,7 @@ def submit(
         timeout=timeout if timeout is not None else services.settings.default_action_timeout,
         now=services.now(),
     )
-    session.add(row)
+    action_store.add(session, row)
     if services.engine is not None:
         session.info.setdefault("after_commit", []).append(services.engine.notify)
     return row

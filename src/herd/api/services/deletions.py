@@ -13,32 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.pagination import parse_bool
 from herd.api.services.common import submit
-from herd.errors import Conflict, Forbidden, InvalidRequest, NotFound, ResourceInUse
+from herd.errors import Conflict, Forbidden, InvalidRequest, NotFound
+from herd.store import actions as action_store
 from herd.store import tombstones
-from herd.store.models import (
-    ActionRow,
-    ClusterRow,
-    NodeRow,
-    PolicyRow,
-    ProfileRow,
-    TombstoneRow,
-)
+from herd.store.database import Session
+from herd.store.listing import Clause
+from herd.store.models import ActionRow, TombstoneRow
+from herd.store.resources import ROW_TYPES
 from herd.types import ActionName, ActionStatus
-
-MODELS: dict[str, Any] = {
-    "cluster": ClusterRow,
-    "node": NodeRow,
-    "profile": ProfileRow,
-    "policy": PolicyRow,
-}
 
 
 def enabled(services: Services) -> bool:
@@ -59,15 +45,9 @@ def hide_from_agent(session: Session, ctx: RequestContext, kind: str, row: Any) 
         raise NotFound(kind, row.id)
 
 
-def agent_filter(ctx: RequestContext, kind: str) -> list[ColumnElement[bool]]:
+def agent_filter(ctx: RequestContext, kind: str) -> list[Clause]:
     """WHERE clauses that leave tombstoned resources out of an agent's lists."""
-    if not ctx.is_agent:
-        return []
-    model = MODELS[kind]
-    clauses = [tombstones.absent(kind, model.id)]
-    if kind == "node":
-        clauses.append(tombstones.absent("cluster", NodeRow.cluster_id))
-    return clauses
+    return tombstones.hidden_from_agents(kind) if ctx.is_agent else []
 
 
 # -- DELETE ----------------------------------------------------------------------------------
@@ -76,7 +56,7 @@ def agent_filter(ctx: RequestContext, kind: str) -> list[ColumnElement[bool]]:
 def _in_progress(session: Session, tombstone: TombstoneRow) -> bool:
     if tombstone.status != tombstones.TombstoneStatus.DELETING.value:
         return False
-    action = session.get(ActionRow, tombstone.action_id) if tombstone.action_id else None
+    action = action_store.get(session, tombstone.action_id) if tombstone.action_id else None
     return action is not None and not ActionStatus(action.status).is_final
 
 
@@ -142,32 +122,17 @@ def delete_now(
     row: Any,
     in_use: str,
 ) -> None:
-    """Synchronous delete (profiles, policies): tombstone, row and tombstone in one transaction.
-
-    Nothing outside the transaction ever sees this tombstone; it makes two
-    concurrent deletes of the same row meet on the unique constraint (the loser
-    waits for the winner on PostgreSQL, then finds the row gone and answers 204
-    too). A reference added concurrently (a cluster created with this profile)
-    fails the foreign key: that is the same 409 as an existing reference.
-    """
-    model = MODELS[kind]
-    try:
-        with session.begin_nested():
-            if enabled(services):
-                tombstones.insert(
-                    session,
-                    resource_type=kind,
-                    resource_id=row.id,
-                    project=row.project,
-                    requested_by=ctx.user,
-                    action_id=None,
-                    now=services.now(),
-                )
-            # Core statements: the mapper hook does not fire, so the tombstone goes explicitly.
-            session.execute(delete(model).where(model.id == row.id))
-            tombstones.remove(session, kind, row.id)
-    except IntegrityError:
-        raise ResourceInUse(in_use) from None
+    """Synchronous delete (profiles, policies): tombstone, row and tombstone in one
+    transaction (``tombstones.delete_at_once``); 409 ``in_use`` while referenced."""
+    tombstones.delete_at_once(
+        session,
+        kind,
+        row,
+        requested_by=ctx.user,
+        now=services.now(),
+        keep_tombstones=enabled(services),
+        in_use=in_use,
+    )
 
 
 # -- administration --------------------------------------------------------------------------
@@ -202,7 +167,7 @@ def list_deletions(
     if unknown:
         raise InvalidRequest(f"Invalid parameter {unknown[0]}", field=unknown[0])
     kind = params.get("resource_type")
-    if kind is not None and kind not in MODELS:
+    if kind is not None and kind not in ROW_TYPES:
         raise _bad_type(kind)
     now = services.now()
     views = [tombstone_view(row, now) for row in tombstones.list_all(session, kind)]
@@ -215,7 +180,7 @@ def list_deletions(
 
 
 def _bad_type(kind: str) -> InvalidRequest:
-    allowed = ", ".join(MODELS)
+    allowed = ", ".join(ROW_TYPES)
     return InvalidRequest(
         f"Invalid value '{kind}' specified for 'resource_type': must be one of {allowed}.",
         field="resource_type",
@@ -232,7 +197,7 @@ def purge(
 ) -> tuple[dict[str, Any], ActionRow]:
     """Hand a stuck deletion to a DELETION_PURGE action; return its view and the action."""
     require_admin(ctx)
-    if kind not in MODELS:
+    if kind not in ROW_TYPES:
         raise _bad_type(kind)
     if force is None or not parse_bool("force", force):
         raise InvalidRequest(
@@ -244,7 +209,7 @@ def purge(
     if tombstone is None:
         raise NotFound("deletion", f"{kind}/{resource_id}")
     if tombstone.status == tombstones.TombstoneStatus.PURGING.value:
-        running = session.get(ActionRow, tombstone.action_id) if tombstone.action_id else None
+        running = action_store.get(session, tombstone.action_id) if tombstone.action_id else None
         if running is not None and not ActionStatus(running.status).is_final:
             raise Conflict(
                 f"The deletion of {kind} '{resource_id}' is already being purged "

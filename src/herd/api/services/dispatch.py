@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.services.cluster_actions import HANDLERS
 from herd.api.services.common import single_action, submit
 from herd.api.services.lifecycle import LIFECYCLE_CALLS
 from herd.api.services.preview import PREVIEWS
+from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ActionRow, ClusterRow
 

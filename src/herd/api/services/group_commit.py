@@ -19,11 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from herd.errors import HerdError
-from herd.store.database import Database
+from herd.store.database import Database, Session
 
 log = logging.getLogger("herd.api.group_commit")
 

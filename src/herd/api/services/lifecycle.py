@@ -10,21 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import require
 from herd.api.schemas.base import parse_body
 from herd.api.schemas.cluster_actions import CompleteLifecycleParams, LifecycleHeartbeatParams
 from herd.errors import Conflict, NotFound
-from herd.store.database import refresh_for_update
+from herd.store import actions as action_store
+from herd.store.database import Session, refresh_for_update
 from herd.store.models import ActionRow, ClusterRow
 from herd.types import ActionStatus
 
 
 def _waiting_child(session: Session, cluster: ClusterRow, token: str) -> ActionRow:
-    action = session.get(ActionRow, token)
+    action = action_store.get(session, token)
     if action is None or action.cluster_id != cluster.id:
         raise NotFound("action", token, f"The action '{token}' could not be found.")
     refresh_for_update(session, action)
@@ -55,7 +54,7 @@ def lifecycle_heartbeat(
 ) -> dict[str, Any]:
     params = parse_body(LifecycleHeartbeatParams, raw, label="lifecycle_heartbeat")
     action = _waiting_child(session, cluster, params.lifecycle_action_token)
-    parent = session.get(ActionRow, action.parent_id) if action.parent_id else None
+    parent = action_store.get(session, action.parent_id) if action.parent_id else None
     hooks = ((parent.data if parent else None) or {}).get("hooks") or {}
     timeout = float(hooks.get("timeout") or 0)
     action.hook_deadline = services.now() + timeout

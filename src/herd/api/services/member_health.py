@@ -16,14 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.schemas.member_health import MarkUnhealthy
 from herd.api.services.group_commit import GroupCommitter
 from herd.errors import ActionInProgress, ResourceDeleting
 from herd.store import member_marks
+from herd.store.database import Session
 from herd.types import HealthStatus, NodeStatus
 
 DEFAULT_REASON = "state changed by resource_mark_unhealthy api"

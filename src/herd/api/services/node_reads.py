@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
-from sqlalchemy.orm import Session
-
 from herd.api import pagination
 from herd.api.auth import RequestContext
 from herd.api.services import deletions
 from herd.api.views import node_view_from_values
 from herd.errors import InvalidRequest, NotFound
 from herd.store import node_reads
+from herd.store.database import Connection, Session
 from herd.store.lookup import find
 from herd.store.models import ClusterRow, NodeRow
 

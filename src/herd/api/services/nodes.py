@@ -5,9 +5,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import update
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.schemas.base import parse_body
@@ -18,6 +15,9 @@ from herd.api.services.cluster_actions import V1_6, recover_inputs
 from herd.api.services.clusters import parse_force
 from herd.api.services.common import find_referenced, refuse_if_deleting, single_action, submit
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
+from herd.store import clusters, profiles
+from herd.store import nodes as node_store
+from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ActionRow, ClusterRow, NodeRow, ProfileRow
 from herd.types import ActionName, HealthStatus, NodeStatus
@@ -30,18 +30,6 @@ BUSY_STATUSES = (
 )
 
 
-def _next_index(session: Session, cluster: ClusterRow) -> int:
-    # An atomic increment, so concurrent creates never share an index.
-    new_next = session.execute(
-        update(ClusterRow)
-        .where(ClusterRow.id == cluster.id)
-        .values(next_index=ClusterRow.next_index + 1)
-        .returning(ClusterRow.next_index)
-        .execution_options(synchronize_session=False)
-    ).scalar_one()
-    return int(new_next) - 1
-
-
 def create_node(
     session: Session, services: Services, ctx: RequestContext, request: NodeCreate
 ) -> tuple[NodeRow, ActionRow]:
@@ -49,7 +37,7 @@ def create_node(
     cluster: ClusterRow | None = None
     if request.cluster_id:
         cluster = find_referenced(session, ClusterRow, request.cluster_id, ctx.scope(), "cluster")
-        cluster_type = session.get(ProfileRow, cluster.profile_id)
+        cluster_type = profiles.get(session, cluster.profile_id)
         if cluster_type is not None and cluster_type.type != profile.type:
             raise InvalidRequest(
                 "Node and cluster have different profile type, operation aborted.",
@@ -62,7 +50,7 @@ def create_node(
         physical_id=None,
         cluster_id=cluster.id if cluster else None,
         profile_id=profile.id,
-        index=_next_index(session, cluster) if cluster else -1,
+        index=clusters.take_index(session, cluster.id) if cluster else -1,
         role=request.role or "",
         init_at=now,
         created_at=None,
@@ -79,7 +67,7 @@ def create_node(
         project=cluster.project if cluster else ctx.project,
         domain="",
     )
-    session.add(node)
+    node_store.add(session, node)
     action = submit(
         session,
         services,
@@ -112,7 +100,7 @@ def update_node(
     if request.profile_id is not None:
         profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
         if profile.id != node.profile_id:
-            current = session.get(ProfileRow, node.profile_id)
+            current = profiles.get(session, node.profile_id)
             if current is not None and current.type != profile.type:
                 raise InvalidRequest(
                     "Cannot update a node to a different profile type, operation aborted.",

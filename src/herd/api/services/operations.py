@@ -11,9 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import require
@@ -23,16 +20,13 @@ from herd.api.services import deletions
 from herd.api.services.common import submit
 from herd.drivers.operations import validate_operation
 from herd.errors import InvalidRequest
+from herd.store import clusters, profiles
+from herd.store.clusters import MEMBER_FILTERS
+from herd.store.database import Session
 from herd.store.lookup import find
-from herd.store.models import ActionRow, ClusterRow, NodeRow, ProfileRow
+from herd.store.models import ActionRow, ClusterRow, NodeRow
 from herd.types import ActionName
 
-FILTER_COLUMNS = {
-    "name": NodeRow.name,
-    "profile_id": NodeRow.profile_id,
-    "status": NodeRow.status,
-    "role": NodeRow.role,
-}
 SENLIN_FORM_KEYS = frozenset({"params", "filters"})
 
 
@@ -54,7 +48,7 @@ def _single(body: Any, stop: str) -> tuple[str, Any]:
 def _validated(
     session: Session, services: Services, profile_id: str, operation: str, params: Any
 ) -> dict[str, Any]:
-    profile = session.get(ProfileRow, profile_id)
+    profile = profiles.get(session, profile_id)
     if profile is None:
         raise InvalidRequest(f"The specified profile '{profile_id}' could not be found.")
     driver = services.drivers.get(profile.type)
@@ -90,14 +84,14 @@ def node_operation(
 
 
 def _member_ids(session: Session, cluster: ClusterRow, filters: Mapping[str, Any]) -> list[str]:
-    errors = [f"Filter key '{key}' is unsupported" for key in filters if key not in FILTER_COLUMNS]
+    errors = [f"Filter key '{key}' is unsupported" for key in filters if key not in MEMBER_FILTERS]
     if errors:
         raise InvalidRequest("\n".join(errors), field="filters")
-    query = select(NodeRow.id).where(NodeRow.cluster_id == cluster.id)
-    for key, value in filters.items():
-        values = value if isinstance(value, list) else [value]
-        query = query.where(FILTER_COLUMNS[key].in_([str(v) for v in values]))
-    return list(session.scalars(query.order_by(NodeRow.index)).all())
+    wanted = {
+        key: [str(v) for v in (value if isinstance(value, list) else [value])]
+        for key, value in filters.items()
+    }
+    return clusters.member_ids(session, cluster.id, wanted)
 
 
 def cluster_operation(

@@ -14,8 +14,6 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.services.cluster_actions import HANDLERS
@@ -23,6 +21,7 @@ from herd.errors import Conflict, PolicyRejected
 from herd.policies.checks import BoundPolicy
 from herd.policies.preview import preview_shrink
 from herd.store import bindings
+from herd.store.database import Session
 from herd.store.models import ClusterRow
 from herd.store.snapshots import load_cluster_snapshot
 

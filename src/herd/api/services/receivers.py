@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.schemas.base import RequestModel, check_given
@@ -38,6 +36,7 @@ from herd.api.services.common import refuse_if_deleting
 from herd.api.services.spec_resources import sync_event
 from herd.errors import InvalidRequest, NotFound
 from herd.store import receivers as store
+from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ClusterRow, ReceiverRow
 from herd.types import ActionName
@@ -162,7 +161,7 @@ def create_receiver(
         webhook_base=base_url,
         key=services.webhook_key,
     )
-    session.add(row)
+    store.add(session, row)
     sync_event(session, services, ctx, "receiver", row, "RECEIVER_CREATE")
     return row
 

@@ -12,9 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic
 
-from sqlalchemy import Select
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.schemas.base import RequestModel
@@ -22,8 +19,10 @@ from herd.api.schemas.specs import SpecValidate
 from herd.api.services import deletions
 from herd.api.services.common import refuse_if_deleting
 from herd.errors import ResourceInUse
+from herd.store import spec_rows
+from herd.store.database import Session
 from herd.store.events import record
-from herd.store.listing import select_rows
+from herd.store.listing import Query, select_rows
 from herd.store.lookup import find
 from herd.store.spec_rows import SpecRow, new_spec_row
 
@@ -66,7 +65,7 @@ def sync_event(
     )
 
 
-def list_query(spec: SpecKind[SpecRow], ctx: RequestContext) -> Select[Any]:
+def list_query(spec: SpecKind[SpecRow], ctx: RequestContext) -> Query:
     return select_rows(spec.model, *deletions.agent_filter(ctx, spec.kind))
 
 
@@ -89,7 +88,7 @@ def create(
         now=services.now(),
         **spec.own_columns(request),
     )
-    session.add(row)
+    spec_rows.add(session, row)
     sync_event(session, services, ctx, spec.kind, row, f"{spec.kind.upper()}_CREATE")
     return row
 

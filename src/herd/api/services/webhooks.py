@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import MAX_VERSION
@@ -30,8 +28,9 @@ from herd.api.services.common import submit
 from herd.api.services.receivers import receiver_action
 from herd.domain.alerts import Alert, AlertStatus, Notification, decide, firing_keys
 from herd.errors import InvalidRequest, NotFound
-from herd.store import events
+from herd.store import clusters, events
 from herd.store import receivers as store
+from herd.store.database import Session
 from herd.store.models import ActionRow, ClusterRow, ReceiverRow
 from herd.types import Role
 
@@ -63,7 +62,7 @@ def owner_context(row: ReceiverRow) -> RequestContext:
 
 
 def _cluster(session: Session, row: ReceiverRow) -> ClusterRow:
-    cluster = session.get(ClusterRow, row.cluster_id) if row.cluster_id else None
+    cluster = clusters.get(session, row.cluster_id) if row.cluster_id else None
     if cluster is None:
         raise InvalidRequest(
             f"The referenced cluster '{row.cluster_id}' could not be found.", field="cluster_id"

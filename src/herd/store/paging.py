@@ -1,0 +1,95 @@
+"""Keyset paging as Senlin's lists have it: filters, a mixed-direction sort, marker, limit.
+
+Paging is on the sort keys plus ``id``; nullable sort columns are compared
+through ``COALESCE`` so SQLite and PostgreSQL order them alike. The API parses
+the query string (``api/pagination.py``) and hands the columns here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, and_, false, func, or_
+from sqlalchemy.orm import InstrumentedAttribute, Session
+
+from herd.errors import InvalidRequest
+from herd.store.lookup import Scope
+
+#: a mapped column a list sorts or filters on
+Column = InstrumentedAttribute[Any]
+
+
+def _neutral(column: Column) -> Any:
+    python_type: type[Any] = str
+    with contextlib.suppress(NotImplementedError):
+        python_type = column.type.python_type
+    if python_type is bool:
+        return False
+    return "" if python_type is str else 0
+
+
+def _sortable(column: Column) -> ColumnElement[Any]:
+    """The column as it is ordered and compared: NULLs become a neutral value."""
+    if not column.nullable:
+        return column  # type: ignore[return-value]
+    return func.coalesce(column, _neutral(column))
+
+
+def _python_value(row: Any, column: Column) -> Any:
+    value = getattr(row, column.key)
+    return _neutral(column) if value is None else value
+
+
+def _after(marker_row: Any, columns: Sequence[tuple[Column, bool]]) -> ColumnElement[bool]:
+    """Rows strictly after the marker in the (mixed-direction) sort order."""
+    clauses: list[ColumnElement[bool]] = []
+    for i, (column, desc) in enumerate(columns):
+        equal = [_sortable(c) == _python_value(marker_row, c) for c, _ in columns[:i]]
+        value = _python_value(marker_row, column)
+        beyond = _sortable(column) < value if desc else _sortable(column) > value
+        clauses.append(and_(*equal, beyond))
+    return or_(*clauses) if clauses else false()
+
+
+def page(
+    session: Session,
+    query: Select[Any],
+    model: Any,
+    *,
+    filters: Mapping[Column, Sequence[Any]],
+    order: Sequence[tuple[Column, bool]],
+    marker: str | None,
+    limit: int | None,
+    scope: Scope | None,
+) -> Select[Any]:
+    """``query`` (selecting ``model`` or its columns) filtered, ordered by ``order`` (column,
+    descending) then id, and starting after the row ``marker`` (which ``scope`` must see)."""
+    if scope is not None:
+        query = scope.apply(query, model)
+    for column, values in filters.items():
+        query = (
+            query.where(column == values[0])
+            if len(values) == 1
+            else query.where(column.in_(values))
+        )
+    columns = [*order, (model.id, order[-1][1] if order else False)]
+    if marker is not None:
+        marker_row = session.get(model, marker)
+        if marker_row is None or (
+            scope is not None and not scope.all_projects and marker_row.project != scope.project
+        ):
+            raise InvalidRequest(f"Invalid value '{marker}' specified for 'marker'", field="marker")
+        query = query.where(_after(marker_row, columns))
+    query = query.order_by(
+        *[(_sortable(c).desc() if desc else _sortable(c).asc()) for c, desc in columns]
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    return query
+
+
+def rows(session: Session, query: Select[Any]) -> list[Any]:
+    """The ORM rows a paged query selects."""
+    return list(session.scalars(query).all())
