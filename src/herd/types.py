@@ -145,6 +145,15 @@ class ResourceType(StrEnum):
     POLICY = "policy"
 
 
+class TombstoneStatus(StrEnum):
+    """A deletion in progress (``deleting_resources.status``)."""
+
+    DELETING = "DELETING"
+    ERROR = "ERROR"
+    #: an administrator's purge is running (its DELETION_PURGE action is ``action_id``)
+    PURGING = "PURGING"
+
+
 class LockScope(StrEnum):
     CLUSTER = "CLUSTER"  # exclusive
     NODE = "NODE"  # shared among node-scoped actions

@@ -54,7 +54,7 @@ def update_cluster(
                 project=cluster.project,
                 user=ex.user,
                 cluster_id=cluster.id,
-                action=ex.action.value,
+                action=ex.action,
                 status=str(values["status"]),
                 reason=event_reason or str(values.get("status_reason", "")),
                 now=ex.ctx.now(),
@@ -83,10 +83,10 @@ def eval_status(
             cluster.max_size = max_size
         active = clusters.member_count(session, cluster_id, NodeStatus.ACTIVE)
         status, reason = cluster_status_after(
-            ex.action.value, active, cluster.min_size, cluster.desired_capacity, cluster.max_size
+            ex.action, active, cluster.min_size, cluster.desired_capacity, cluster.max_size
         )
-        changed = cluster.status != status.value or cluster.status_reason != reason
-        cluster.status = status.value
+        changed = cluster.status != status or cluster.status_reason != reason
+        cluster.status = status
         cluster.status_reason = reason
         cluster.updated_at = ex.ctx.now()
         if changed:
@@ -98,8 +98,8 @@ def eval_status(
                 project=cluster.project,
                 user=ex.user,
                 cluster_id=cluster.id,
-                action=ex.action.value,
-                status=status.value,
+                action=ex.action,
+                status=status,
                 reason=reason,
                 level="INFO" if status is ClusterStatus.ACTIVE else "WARNING",
                 now=ex.ctx.now(),

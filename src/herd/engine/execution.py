@@ -91,9 +91,9 @@ class ActionExecution:
         with self.ctx.database.read() as session:
             control = action_store.control(session, self.id)
         if control == "CANCEL":
-            raise ActionCancelled(f"{self.action.value} [{self.id[:8]}] cancelled")
+            raise ActionCancelled(f"{self.action} [{self.id[:8]}] cancelled")
         if self.timeout > 0 and self.ctx.now() - self.start_time > self.timeout:
-            raise ActionCancelled(f"{self.action.value} [{self.id[:8]}] timeout")
+            raise ActionCancelled(f"{self.action} [{self.id[:8]}] timeout")
 
     def wait(self, seconds: float) -> None:
         """Sleep in short steps, honouring cancel requests (grace periods, hook waits)."""
@@ -119,7 +119,7 @@ class ActionExecution:
                 project=cluster.project,
                 user=self.user,
                 cluster_id=cluster.id,
-                action=self.action.value,
+                action=self.action,
                 status=status,
                 reason=reason,
                 level=level,
@@ -137,7 +137,7 @@ class ActionExecution:
             "project": node.project,
             "user": self.user,
             "cluster_id": node.cluster_id,
-            "action": self.action.value,
+            "action": self.action,
             "status": status,
             "reason": reason,
             "level": level,

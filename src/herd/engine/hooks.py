@@ -56,7 +56,7 @@ class HookWaiter:
         waiting = [
             (child_id, node)
             for child_id, status, node in rows
-            if status == ActionStatus.WAITING_LIFECYCLE_COMPLETION.value
+            if status == ActionStatus.WAITING_LIFECYCLE_COMPLETION
         ]
         if not waiting:
             return
@@ -189,13 +189,13 @@ class HookWaiter:
             for row in rows:
                 result = str((row.data or {}).get("lifecycle_result", "CONTINUE")).upper()
                 waited = now - (row.created_at or now)
-                if row.status == ActionStatus.READY.value:
+                if row.status == ActionStatus.READY:
                     resolved[row.target] = (result, waited)
                     if result == "ABANDON":
                         abandoned[row.id] = "Lifecycle hook completed with ABANDON: node kept."
                         continue
                     ready.append(row.id)
-                elif row.status == ActionStatus.CANCELLED.value:
+                elif row.status == ActionStatus.CANCELLED:
                     resolved[row.target] = ("CANCELLED", waited)
                     abandoned[row.id] = "Lifecycle hook wait cancelled: node kept."
                 elif row.hook_deadline is not None and now >= row.hook_deadline:
@@ -221,7 +221,7 @@ class HookWaiter:
                     r.id == child_id and r.action == "NODE_DELETE" for r in rows
                 ):
                     node.status, node.status_reason = (
-                        NodeStatus.DELETING.value,
+                        NodeStatus.DELETING,
                         "Deletion in progress",
                     )
                     node.updated_at = now

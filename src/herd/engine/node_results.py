@@ -131,7 +131,7 @@ class NodeResultWriter:
                 status, reason = ActionStatus.FAILED, item.error
                 if node is not None:
                     failed.append(
-                        {"id": node.id, "status": NodeStatus.ERROR.value}
+                        {"id": node.id, "status": NodeStatus.ERROR}
                         | {"status_reason": item.error, "updated_at": now}
                     )
                     event_rows.append(ex.node_event_row(node, "ERROR", item.error, "ERROR"))
@@ -145,7 +145,7 @@ class NodeResultWriter:
                         "id": node.id,
                         "physical_id": item.resource.physical_id,
                         "data": {**(node.data or {}), **item.resource.data},
-                        "status": NodeStatus.ACTIVE.value,
+                        "status": NodeStatus.ACTIVE,
                         "status_reason": "Creation succeeded",
                         "created_at": node.created_at or item.finished_at or now,
                         "updated_at": now,
@@ -164,7 +164,7 @@ class NodeResultWriter:
                 deleted.append(node.id)
                 event_rows.append(ex.node_event_row(node, "DELETED", "Node deleted successfully."))
             ended.append(
-                {"id": item.child_id, "status": status.value, "status_reason": reason}
+                {"id": item.child_id, "status": status, "status_reason": reason}
                 | {"end_time": now, "updated_at": now}
             )
         # Bulk UPDATE by primary key: one executemany per kind of change.
@@ -199,7 +199,7 @@ class NodeResultWriter:
             reason = "Node already gone."
         else:
             fields = ex.node_event_row(node, "", "")
-            fields["action"] = ActionName.NODE_RECOVER.value
+            fields["action"] = ActionName.NODE_RECOVER
             options = item.options or RecoveryOptions()
             reason = apply_recovery(session, node, outcome, options, fields, now)
             self.ctx.metrics.health_recovered(options.operation.value, outcome.ok)
@@ -227,14 +227,14 @@ class NodeResultWriter:
                     session.query(NodeLockRow).filter(NodeLockRow.action_id == child.id).delete()
                     node = session.get(NodeRow, child.target)
                     # Not left RECOVERING for good: the health manager checks an ERROR node.
-                    if node is not None and node.status == NodeStatus.RECOVERING.value:
-                        node.status = NodeStatus.ERROR.value
+                    if node is not None and node.status == NodeStatus.RECOVERING:
+                        node.status = NodeStatus.ERROR
                         node.status_reason = "Recovery cancelled"
 
 
 def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float) -> None:
     if child is not None:
-        child.status, child.status_reason = status.value, reason
+        child.status, child.status_reason = status, reason
         child.end_time = child.updated_at = now
 
 

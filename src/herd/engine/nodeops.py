@@ -97,7 +97,7 @@ class NodeOperations:
                         "init_at": now,
                         "created_at": None,
                         "updated_at": now,
-                        "status": NodeStatus.CREATING.value,
+                        "status": NodeStatus.CREATING,
                         "status_reason": "Creation in progress",
                         "health": "UNKNOWN",
                         "health_reason": "",
@@ -164,7 +164,7 @@ class NodeOperations:
                 for row in connection.execute(select(*columns).where(NodeRow.id.in_(chunk)))
             ]
             for node_id, cluster_id, project, status, physical_id in rows:
-                hooked = wait_for_hook and status == NodeStatus.ACTIVE.value and physical_id
+                hooked = wait_for_hook and status == NodeStatus.ACTIVE and physical_id
                 children.append(
                     action_store.action_values(
                         action=verb,
@@ -190,7 +190,7 @@ class NodeOperations:
                 session.execute(
                     update(NodeRow)
                     .where(NodeRow.id.in_(chunk))
-                    .values(status=NodeStatus.DELETING.value, status_reason="Deletion in progress")
+                    .values(status=NodeStatus.DELETING, status_reason="Deletion in progress")
                 )
             # Each child holds its node's lock from the start (a lock an earlier action
             # left is taken over), in three statements whatever the count.
@@ -298,7 +298,7 @@ class NodeOperations:
             if status is ActionStatus.SUCCEEDED:
                 results.succeeded.append(row.target)
             elif status.is_final:
-                results.failed[row.target] = row.status_reason or status.value
+                results.failed[row.target] = row.status_reason or status
             elif row.id in waiting:
                 continue
             elif self._is_quick(verbs[row.id], targets.get(row.target)):

@@ -21,7 +21,7 @@ from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import engines, events, profiles, resources, tombstones
 from herd.store import nodes as node_store
-from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
+from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus, TombstoneStatus
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def take_over(ctx: EngineContext) -> int:
             action.owner = None
             if action.parent_id is None:
                 requeued += 1
-                action.status = ActionStatus.READY.value
+                action.status = ActionStatus.READY
                 action.status_reason = (
                     f"Resumed: engine {previous[:8]} stopped while running this action."
                 )
@@ -144,11 +144,11 @@ def fail_stuck_children(ctx: EngineContext) -> None:
                 )
                 node = node_store.get(session, child.target)
                 if node is not None and node.status in (
-                    NodeStatus.CREATING.value,
-                    NodeStatus.DELETING.value,
-                    NodeStatus.RECOVERING.value,
+                    NodeStatus.CREATING,
+                    NodeStatus.DELETING,
+                    NodeStatus.RECOVERING,
                 ):
-                    node.status = NodeStatus.ERROR.value
+                    node.status = NodeStatus.ERROR
                     node.status_reason = "Interrupted: its action ended before it finished."
 
 
@@ -181,8 +181,8 @@ def resume_deletions(ctx: EngineContext) -> dict[str, int]:
                 tombstones.remove(session, tombstone.resource_type, tombstone.resource_id)
                 counts["cleared"] += 1
                 continue
-            purging = tombstone.status == tombstones.TombstoneStatus.PURGING.value
-            deleting = tombstone.status == tombstones.TombstoneStatus.DELETING.value
+            purging = tombstone.status == TombstoneStatus.PURGING
+            deleting = tombstone.status == TombstoneStatus.DELETING
             if purging:
                 verb = ActionName.DELETION_PURGE
             elif verb is None or not deleting:
@@ -218,7 +218,7 @@ def resume_deletions(ctx: EngineContext) -> dict[str, int]:
                 oname=row.name,
                 project=row.project,
                 cluster_id=new.cluster_id,
-                action=verb.value,
+                action=verb,
                 status="RESUMED",
                 reason=f"{what} resumed: its previous action ended before it finished.",
                 level="WARNING",

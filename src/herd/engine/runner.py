@@ -74,9 +74,9 @@ class ActionRunner:
     def _run_locked(self, ex: ActionExecution, created_at: float) -> Outcome:
         handler = self.handlers.get(ex.action)
         if handler is None:
-            return Outcome.failed(f"Action {ex.action.value} is not supported by this engine.")
+            return Outcome.failed(f"Action {ex.action} is not supported by this engine.")
         self._take_locks(ex)
-        self.ctx.metrics.action_locked(ex.action.value, self.ctx.now() - created_at)
+        self.ctx.metrics.action_locked(ex.action, self.ctx.now() - created_at)
         checked = ex.action not in UNCHECKED and (
             ex.action.is_cluster_action or ex.cause in (ActionCause.RPC,)
         )
@@ -141,7 +141,7 @@ class ActionRunner:
             else:
                 action_store.set_status(session, ex.id, ActionStatus.FAILED, reason, now)
         if retries >= self.ctx.settings.lock_retry_times:
-            self.ctx.metrics.action_finished(ex.action.value, ActionStatus.FAILED.value, None)
+            self.ctx.metrics.action_finished(ex.action, ActionStatus.FAILED, None)
         else:
             self.ctx.sleep(self.ctx.settings.lock_retry_interval)
 
@@ -167,18 +167,18 @@ class ActionRunner:
                 project=ex.project,
                 user=ex.user,
                 cluster_id=ex.cluster_id,
-                action=ex.action.value,
-                status=outcome.status.value,
+                action=ex.action,
+                status=outcome.status,
                 reason=reason,
                 level="INFO" if outcome.status is ActionStatus.SUCCEEDED else "ERROR",
                 now=now,
             )
         metrics = self.ctx.metrics
-        metrics.action_finished(ex.action.value, outcome.status.value, now - ex.start_time)
+        metrics.action_finished(ex.action, outcome.status, now - ex.start_time)
         metrics.victims_chosen(
             str(rule) for rule in (outputs.get("shrink") or {}).get("rules") or []
         )
-        log.info("%s %s: %s", ex.action.value, outcome.status.value, reason)
+        log.info("%s %s: %s", ex.action, outcome.status, reason)
 
 
 def _event_type(ex: ActionExecution) -> str:

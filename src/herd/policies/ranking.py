@@ -85,8 +85,11 @@ def shortfall_text(requested: int, available: int) -> str:
     return f"Cannot remove {requested} {nodes}: only {available} unprotected {members}"
 
 
-_STATUS_BUCKET = {NodeStatus.ERROR.value: Bucket.ERROR, NodeStatus.WARNING.value: Bucket.WARNING}
-_HEALTH_BUCKET = {HealthStatus.CHECK_FAILED.value: Bucket.UNHEALTHY}
+_STATUS_BUCKET: dict[str, Bucket] = {
+    NodeStatus.ERROR: Bucket.ERROR,
+    NodeStatus.WARNING: Bucket.WARNING,
+}
+_HEALTH_BUCKET: dict[str, Bucket] = {HealthStatus.CHECK_FAILED: Bucket.UNHEALTHY}
 
 
 def _bucket_codes(values: Any, table: Mapping[str, Bucket], n: int) -> npt.NDArray[np.int8]:

@@ -16,7 +16,7 @@ from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionSt
 
 def action_name(action: ActionName, target: str) -> str:
     """Senlin's action names: ``cluster_scale_in_<id8>``, ``node_delete_<id8>``."""
-    return f"{action.value.lower()}_{target[:8]}"
+    return f"{action.lower()}_{target[:8]}"
 
 
 def action_values(
@@ -41,13 +41,13 @@ def action_values(
         "name": action_name(action, target),
         "cluster_id": cluster_id,
         "target": target,
-        "action": action.value,
-        "cause": cause.value,
+        "action": action,
+        "cause": cause,
         "owner": owner,
         "parent_id": parent_id,
         "interval": -1,
         "timeout": timeout,
-        "status": status.value,
+        "status": status,
         "status_reason": "",
         "inputs": inputs or {},
         "outputs": {},
@@ -127,7 +127,7 @@ def active_actions_on(session: Session, target: str) -> Sequence[ActionRow]:
     return session.scalars(
         select(ActionRow).where(
             ActionRow.target == target,
-            ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+            ActionRow.status.in_(list(ACTIVE_ACTION_STATUSES)),
         )
     ).all()
 
@@ -142,7 +142,7 @@ def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> lis
     query = (
         select(ActionRow.id)
         .where(
-            ActionRow.status == ActionStatus.READY.value,
+            ActionRow.status == ActionStatus.READY,
             ActionRow.owner.is_(None),
             ActionRow.parent_id.is_(None),
         )
@@ -157,12 +157,12 @@ def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> lis
             update(ActionRow)
             .where(
                 ActionRow.id == action_id,
-                ActionRow.status == ActionStatus.READY.value,
+                ActionRow.status == ActionStatus.READY,
                 ActionRow.owner.is_(None),
             )
             .values(
                 owner=engine_id,
-                status=ActionStatus.RUNNING.value,
+                status=ActionStatus.RUNNING,
                 status_reason="The action is being processed.",
                 start_time=now,
                 updated_at=now,
@@ -236,7 +236,7 @@ def unfinished_not_owned_by(session: Session, live_engines: Iterable[str]) -> Se
         select(ActionRow).where(
             ActionRow.owner.is_not(None),
             ActionRow.owner.not_in(sorted(live_engines)),
-            ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+            ActionRow.status.in_(list(ACTIVE_ACTION_STATUSES)),
         )
     ).all()
 
@@ -247,7 +247,7 @@ def unfinished_on(session: Session, resource_id: str, except_id: str) -> Sequenc
         select(ActionRow).where(
             or_(ActionRow.target == resource_id, ActionRow.cluster_id == resource_id),
             ActionRow.id != except_id,
-            ActionRow.status.not_in([s.value for s in ActionStatus if s.is_final]),
+            ActionRow.status.not_in([s for s in ActionStatus if s.is_final]),
         )
     ).all()
 
@@ -257,7 +257,7 @@ def unfinished_children(session: Session) -> Sequence[ActionRow]:
     return session.scalars(
         select(ActionRow).where(
             ActionRow.parent_id.is_not(None),
-            ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+            ActionRow.status.in_(list(ACTIVE_ACTION_STATUSES)),
         )
     ).all()
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
+from herd.store.enum_text import equal_to_any
 from herd.store.models import BindingRow, ClusterLockRow, ClusterRow, NodeRow, TombstoneRow
 from herd.types import NodeStatus
 
@@ -28,7 +29,7 @@ def member_count(session: Session, cluster_id: str, status: NodeStatus | None = 
     """How many nodes the cluster has (only those in ``status`` when given)."""
     query = select(func.count()).where(NodeRow.cluster_id == cluster_id)
     if status is not None:
-        query = query.where(NodeRow.status == status.value)
+        query = query.where(NodeRow.status == status)
     return int(session.scalar(query) or 0)
 
 
@@ -108,5 +109,5 @@ def member_ids(
     :data:`MEMBER_FILTERS`) hold one of the values."""
     query = select(NodeRow.id).where(NodeRow.cluster_id == cluster_id)
     for key, values in (filters or {}).items():
-        query = query.where(MEMBER_FILTERS[key].in_(list(values)))
+        query = query.where(equal_to_any(MEMBER_FILTERS[key], values))
     return list(session.scalars(query.order_by(NodeRow.index)).all())

@@ -24,7 +24,7 @@ def _holder_alive(session: Session, action_id: str, dead_before: float) -> bool:
     if action is None or ActionStatus(action.status).is_final:
         return False
     if action.owner is None:
-        return action.status != ActionStatus.READY.value
+        return action.status != ActionStatus.READY
     engine = session.get(EngineRow, action.owner)
     return engine is not None and engine.heartbeat_at >= dead_before
 

@@ -86,8 +86,8 @@ def _member_lookup(by: str, for_update: bool) -> Select[Any]:
     )
     deleting = exists().where(
         ActionRow.target == NodeRow.id,
-        ActionRow.action == ActionName.NODE_DELETE.value,
-        ActionRow.status.in_([s.value for s in ACTIVE_ACTION_STATUSES]),
+        ActionRow.action == ActionName.NODE_DELETE,
+        ActionRow.status.in_(list(ACTIVE_ACTION_STATUSES)),
     )
     query = (
         node_reads.node_select(agent=False)
@@ -195,7 +195,7 @@ def live_holder(
         if row is None or ActionStatus(row[2]).is_final:
             continue
         if row[3] is None:
-            if row[2] != ActionStatus.READY.value:
+            if row[2] != ActionStatus.READY:
                 return str(row[1])
             continue
         if row[4] is not None and row[4] >= dead_before:

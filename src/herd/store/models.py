@@ -25,6 +25,18 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from herd.store.enum_text import EnumText
+from herd.types import (
+    ActionCause,
+    ActionName,
+    ActionStatus,
+    ClusterStatus,
+    HealthStatus,
+    NodeStatus,
+    ResourceType,
+    TombstoneStatus,
+)
+
 ID = String(36)
 
 
@@ -64,7 +76,9 @@ class ClusterRow(OwnedMixin, Base):
     desired_capacity: Mapped[int] = mapped_column(Integer, default=0)
     next_index: Mapped[int] = mapped_column(Integer, default=1)
     timeout: Mapped[int] = mapped_column(Integer, default=3600)
-    status: Mapped[str] = mapped_column(String(32), default="INIT")
+    status: Mapped[ClusterStatus] = mapped_column(
+        EnumText(ClusterStatus, 32), default=ClusterStatus.INIT
+    )
     status_reason: Mapped[str] = mapped_column(Text, default="")
     meta_data: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
     data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
@@ -85,9 +99,11 @@ class NodeRow(OwnedMixin, Base):
     index: Mapped[int] = mapped_column(Integer, default=-1)
     role: Mapped[str] = mapped_column(String(64), default="")
     init_at: Mapped[float] = mapped_column(Float)
-    status: Mapped[str] = mapped_column(String(32), default="INIT")
+    status: Mapped[NodeStatus] = mapped_column(EnumText(NodeStatus, 32), default=NodeStatus.INIT)
     status_reason: Mapped[str] = mapped_column(Text, default="")
-    health: Mapped[str] = mapped_column(String(32), default="UNKNOWN")
+    health: Mapped[HealthStatus] = mapped_column(
+        EnumText(HealthStatus, 32), default=HealthStatus.UNKNOWN
+    )
     health_reason: Mapped[str] = mapped_column(Text, default="")
     health_marked_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     health_marked_at: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -133,15 +149,17 @@ class ActionRow(OwnedMixin, Base):
     name: Mapped[str] = mapped_column(String(255))
     cluster_id: Mapped[str | None] = mapped_column(ID, nullable=True, index=True)
     target: Mapped[str] = mapped_column(ID, index=True)
-    action: Mapped[str] = mapped_column(String(64))
-    cause: Mapped[str] = mapped_column(String(255))
+    action: Mapped[ActionName] = mapped_column(EnumText(ActionName, 64))
+    cause: Mapped[ActionCause] = mapped_column(EnumText(ActionCause, 255))
     owner: Mapped[str | None] = mapped_column(ID, nullable=True, index=True)
     parent_id: Mapped[str | None] = mapped_column(ID, nullable=True, index=True)
     interval: Mapped[int] = mapped_column(Integer, default=-1)
     start_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     end_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     timeout: Mapped[int] = mapped_column(Integer, default=3600)
-    status: Mapped[str] = mapped_column(String(64), default="INIT")
+    status: Mapped[ActionStatus] = mapped_column(
+        EnumText(ActionStatus, 64), default=ActionStatus.INIT
+    )
     status_reason: Mapped[str] = mapped_column(Text, default="")
     control: Mapped[str | None] = mapped_column(String(32), nullable=True)
     inputs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
@@ -232,13 +250,15 @@ class TombstoneRow(Base):
     __table_args__ = (UniqueConstraint("resource_type", "resource_id", name="uq_deleting"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    resource_type: Mapped[str] = mapped_column(String(32))
+    resource_type: Mapped[ResourceType] = mapped_column(EnumText(ResourceType, 32))
     resource_id: Mapped[str] = mapped_column(ID)
     project: Mapped[str] = mapped_column(String(64), default="")
     deleted_at: Mapped[float] = mapped_column(Float)
     requested_by: Mapped[str] = mapped_column(String(64), default="")
     action_id: Mapped[str | None] = mapped_column(ID, nullable=True)
-    status: Mapped[str] = mapped_column(String(16), default="DELETING")
+    status: Mapped[TombstoneStatus] = mapped_column(
+        EnumText(TombstoneStatus, 16), default=TombstoneStatus.DELETING
+    )
     reason: Mapped[str] = mapped_column(Text, default="")
 
 

@@ -15,6 +15,7 @@ from sqlalchemy import ColumnElement, Select, and_, false, func, or_
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from herd.errors import InvalidRequest
+from herd.store.enum_text import equal_to_any
 from herd.store.lookup import Scope
 
 #: a mapped column a list sorts or filters on
@@ -69,11 +70,7 @@ def page(
     if scope is not None:
         query = scope.apply(query, model)
     for column, values in filters.items():
-        query = (
-            query.where(column == values[0])
-            if len(values) == 1
-            else query.where(column.in_(values))
-        )
+        query = query.where(equal_to_any(column, values))
     columns = [*order, (model.id, order[-1][1] if order else False)]
     if marker is not None:
         marker_row = session.get(model, marker)

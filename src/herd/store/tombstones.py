@@ -11,7 +11,6 @@ regional agents until a retry or an administrator's purge.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, delete, exists, func, select, update
@@ -21,13 +20,7 @@ from sqlalchemy.orm import Session
 from herd.errors import ResourceInUse
 from herd.store.models import NodeRow, TombstoneRow
 from herd.store.resources import ROW_TYPES
-
-
-class TombstoneStatus(StrEnum):
-    DELETING = "DELETING"
-    ERROR = "ERROR"
-    #: an administrator's purge is running (its DELETION_PURGE action is ``action_id``)
-    PURGING = "PURGING"
+from herd.types import TombstoneStatus
 
 
 def insert(
@@ -56,7 +49,7 @@ def insert(
                     deleted_at=now,
                     requested_by=requested_by,
                     action_id=action_id,
-                    status=TombstoneStatus.DELETING.value,
+                    status=TombstoneStatus.DELETING,
                     reason="",
                 )
             )
@@ -105,7 +98,7 @@ def restart(session: Session, resource_type: str, resource_id: str, action_id: s
             if current.action_id is not None
             else TombstoneRow.action_id.is_(None),
         )
-        .values(status=TombstoneStatus.DELETING.value, reason="", action_id=action_id)
+        .values(status=TombstoneStatus.DELETING, reason="", action_id=action_id)
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
@@ -126,14 +119,14 @@ def mark_error(session: Session, resource_type: str, resource_id: str, reason: s
     session.execute(
         update(TombstoneRow)
         .where(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == resource_id)
-        .values(status=TombstoneStatus.ERROR.value, reason=reason)
+        .values(status=TombstoneStatus.ERROR, reason=reason)
         .execution_options(synchronize_session=False)
     )
 
 
 def mark_purging(session: Session, tombstone: TombstoneRow, action_id: str) -> None:
     """Hand a stuck deletion to the purge action that clears it."""
-    tombstone.status = TombstoneStatus.PURGING.value
+    tombstone.status = TombstoneStatus.PURGING
     tombstone.action_id = action_id
     tombstone.reason = "Purge requested by an administrator."
 

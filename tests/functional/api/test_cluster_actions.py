@@ -19,6 +19,7 @@ from tests.functional.api.helpers import (
 )
 
 from herd.store.models import ActionRow, ClusterLockRow, NodeRow
+from herd.types import ActionStatus
 
 
 @pytest.fixture
@@ -327,7 +328,7 @@ def test_fail_fast_lock_and_conflict(client: TestClient, cluster: str) -> None:
         session.add(EngineRow(id="e" * 36, host="h", pid=1, started_at=now, heartbeat_at=now))
         holder = session.get(ActionRow, first)
         assert holder is not None
-        holder.status, holder.owner = "RUNNING", "e" * 36
+        holder.status, holder.owner = ActionStatus.RUNNING, "e" * 36
         session.add(
             ClusterLockRow(cluster_id=cluster, action_ids=[first], semaphore=-1, updated_at=now)
         )
@@ -344,7 +345,7 @@ def test_fail_fast_lock_and_conflict(client: TestClient, cluster: str) -> None:
         engine.heartbeat_at = now - 3600
         holder = session.get(ActionRow, first)
         assert holder is not None
-        holder.status = "SUCCEEDED"
+        holder.status = ActionStatus.SUCCEEDED
     assert act(client, cluster, {"check": {}}).status_code == 202
     # CLUSTER_DELETE bypasses both checks.
     assert client.delete(f"/v1/clusters/{cluster}").status_code == 202

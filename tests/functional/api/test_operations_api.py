@@ -192,6 +192,11 @@ def test_cluster_operation_errors(client: TestClient) -> None:
     error(
         {"reboot": {"filters": {"name": "nobody"}}}, "No node (matching the filter) could be found"
     )
+    # a status that is no NodeStatus matches no member (the column is enum-typed): not a 500
+    error(
+        {"reboot": {"filters": {"status": "SLEEPING"}}},
+        "No node (matching the filter) could be found",
+    )
     error(
         {"reboot": {"params": {"x": 1}}},
         "Unrecognizable parameter(s) 'x' for operation 'reboot'; its parameters are: none.",

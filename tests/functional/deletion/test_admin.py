@@ -36,7 +36,7 @@ def _deleting_cluster(c: Callers) -> tuple[str, str]:
         session.get(ClusterRow, cid).status = "ACTIVE"  # type: ignore[union-attr]
         create = session.get(ActionRow, created.headers["Location"].rsplit("/", 1)[1])
         assert create is not None
-        create.status = "SUCCEEDED"
+        create.status = ActionStatus.SUCCEEDED
         session.add(
             NodeRow(
                 id="m" * 36, name="m", cluster_id=cid, profile_id=profile, init_at=1.0, project="p1"
@@ -103,7 +103,7 @@ def _stuck(c: Callers, action_id: str) -> None:
         )
         action = session.get(ActionRow, action_id)
         assert action is not None
-        action.status, action.owner = "RUNNING", "stuck-engine"
+        action.status, action.owner = ActionStatus.RUNNING, "stuck-engine"
         assert locks.acquire_cluster(
             session, action.target, action.id, LockScope.CLUSTER, time.time(), 0.0
         )
@@ -202,7 +202,7 @@ def test_a_purge_that_ended_unfinished_is_resumed(
     with services(client).database.write() as session:  # its engine stopped mid-way
         action = session.get(ActionRow, first)
         assert action is not None
-        action.status = "CANCELLED"
+        action.status = ActionStatus.CANCELLED
     engine = api_client(settings, start_engine=True)  # start-up resumes the purge
     with services(engine).database.read() as session:
         resumed = session.scalars(

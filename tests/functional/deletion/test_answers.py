@@ -14,6 +14,7 @@ from tests.functional.deletion.support import SIM_SPEC
 
 from herd.store import tombstones
 from herd.store.models import ActionRow, ClusterRow, NodeRow, TombstoneRow
+from herd.types import ActionStatus, ClusterStatus
 
 DELETION_POLICY = {"type": "senlin.policy.deletion", "version": "1.1", "properties": {}}
 
@@ -32,15 +33,15 @@ def _cluster(c: Callers, profile: str, name: str = "c1") -> str:
     )
     assert r.status_code == 202, r.text
     cid = str(r.json()["cluster"]["id"])
-    _finish(c, "ACTIVE", cid)
+    _finish(c, ClusterStatus.ACTIVE, cid)
     return cid
 
 
-def _finish(c: Callers, status: str, cluster_id: str | None = None) -> None:
+def _finish(c: Callers, status: ClusterStatus, cluster_id: str | None = None) -> None:
     """Play the engine: end queued actions (and make a cluster ACTIVE)."""
     with services(c.client).database.write() as session:
         for row in session.scalars(select(ActionRow).where(ActionRow.status == "READY")):
-            row.status = "SUCCEEDED"
+            row.status = ActionStatus.SUCCEEDED
         if cluster_id:
             cluster = session.get(ClusterRow, cluster_id)
             assert cluster is not None
@@ -149,7 +150,7 @@ def test_references_to_a_deleting_resource_are_409(callers: Callers) -> None:
     )
     assert r.status_code == 202
     nid = r.json()["node"]["id"]
-    _finish(c, "ACTIVE", cid)
+    _finish(c, ClusterStatus.ACTIVE, cid)
     policy = c.client.post(
         "/v1/policies", json={"policy": {"name": "dp", "spec": DELETION_POLICY}}, headers=c.member
     ).json()["policy"]["id"]
@@ -232,7 +233,7 @@ def test_node_delete_answers(callers: Callers) -> None:
     nid = r.json()["node"]["id"]
     with services(c.client).database.write() as session:
         session.get(NodeRow, nid).status = "ACTIVE"  # type: ignore[union-attr]
-    _finish(c, "ACTIVE")
+    _finish(c, ClusterStatus.ACTIVE)
     r = c.client.delete(f"/v1/nodes/{nid}", headers=c.member)
     assert r.status_code == 202 and r.headers["Location"].startswith("/v1/actions/")
     view = c.client.get(f"/v1/nodes/{nid}", headers=c.member).json()["node"]

@@ -22,6 +22,7 @@ from herd.agent.reconciler import Reconciler
 from herd.config import Settings
 from herd.store import tombstones
 from herd.store.models import ActionRow, ClusterRow
+from herd.types import ActionStatus
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", UserWarning)
@@ -184,7 +185,7 @@ def test_restart_resumes_an_interrupted_deletion(
     ).json()["cluster"]["id"]
     with services(client).database.write() as session:
         for row in session.scalars(select(ActionRow)):
-            row.status = "SUCCEEDED"
+            row.status = ActionStatus.SUCCEEDED
         session.get(ClusterRow, cid).status = "ACTIVE"  # type: ignore[union-attr]
     first = c.client.delete(f"/v1/clusters/{cid}", headers=c.member).headers["Location"]
     with services(client).database.write() as session:

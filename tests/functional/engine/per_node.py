@@ -68,7 +68,7 @@ class PerNodeOperations(NodeOperations):
                     init_at=now,
                     created_at=None,
                     updated_at=now,
-                    status=NodeStatus.CREATING.value,
+                    status=NodeStatus.CREATING,
                     status_reason="Creation in progress",
                     health="UNKNOWN",
                     health_reason="",
@@ -120,9 +120,7 @@ class PerNodeOperations(NodeOperations):
         with self.ctx.database.write() as session:
             rows = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(node_ids)))).all()
             for node in rows:
-                hooked = (
-                    wait_for_hook and node.status == NodeStatus.ACTIVE.value and node.physical_id
-                )
+                hooked = wait_for_hook and node.status == NodeStatus.ACTIVE and node.physical_id
                 child = action_store.new_action(
                     action=verb,
                     target=node.id,
@@ -143,7 +141,7 @@ class PerNodeOperations(NodeOperations):
                 action_store.add_dependency(session, child.id, ex.id)
                 if destroy and not hooked:
                     node.status, node.status_reason = (
-                        NodeStatus.DELETING.value,
+                        NodeStatus.DELETING,
                         "Deletion in progress",
                     )
                 lock = session.get(NodeLockRow, node.id)
@@ -198,7 +196,7 @@ class PerNodeResultWriter(NodeResultWriter):
             else:
                 results.failed[item.node_id] = item.error
                 if node is not None:
-                    node.status = NodeStatus.ERROR.value
+                    node.status = NodeStatus.ERROR
                     node.status_reason = item.error
                     node.updated_at = now
                     events.record(
@@ -222,7 +220,7 @@ class PerNodeResultWriter(NodeResultWriter):
         if verb is ActionName.NODE_CREATE and item.resource is not None:
             node.physical_id = item.resource.physical_id
             node.data = {**(node.data or {}), **item.resource.data}
-            node.status = NodeStatus.ACTIVE.value
+            node.status = NodeStatus.ACTIVE
             node.status_reason = "Creation succeeded"
             node.created_at = node.created_at or item.finished_at or now
             node.updated_at = now
@@ -248,5 +246,5 @@ class PerNodeResultWriter(NodeResultWriter):
 
 def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float) -> None:
     if child is not None:
-        child.status, child.status_reason = status.value, reason
+        child.status, child.status_reason = status, reason
         child.end_time = child.updated_at = now

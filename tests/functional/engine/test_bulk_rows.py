@@ -20,10 +20,10 @@ from herd.engine import nodeops
 from herd.engine.node_results import NodeResultWriter
 from herd.engine.nodeops import NodeOperations
 from herd.store.models import ActionRow, ClusterRow, DependencyRow, EventRow, NodeLockRow, NodeRow
-from herd.types import ActionName
+from herd.types import ActionName, ActionStatus
 
 
-def _scenario(harness: Harness) -> tuple[str, str, list[str]]:
+def _scenario(harness: Harness) -> tuple[str, str, list[ActionStatus]]:
     """Grow, shrink (destroy and release), resize and fail; return the clusters and outcomes."""
     cluster = harness.cluster(0, name="c")
     outcomes = [harness.run(ActionName.CLUSTER_SCALE_OUT, cluster, {"count": 6}).status]

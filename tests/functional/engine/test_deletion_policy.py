@@ -116,8 +116,8 @@ def _complete(harness: Harness, token: str, result: str = "CONTINUE") -> None:
 
     with harness.db.write() as session:
         row = session.get(ActionRow, token)
-        assert row is not None and row.status == ActionStatus.WAITING_LIFECYCLE_COMPLETION.value
-        row.status = ActionStatus.READY.value
+        assert row is not None and row.status == ActionStatus.WAITING_LIFECYCLE_COMPLETION
+        row.status = ActionStatus.READY
         row.data = {**row.data, "lifecycle_result": result}
 
 

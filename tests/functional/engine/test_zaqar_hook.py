@@ -69,8 +69,8 @@ def test_zaqar_hook_posts_to_the_queue_and_waits(tmp_path: Path) -> None:
             with harness.db.write() as session:
                 child = session.get(ActionRow, token)
                 assert child is not None
-                assert child.status == ActionStatus.WAITING_LIFECYCLE_COMPLETION.value
-                child.status = ActionStatus.READY.value
+                assert child.status == ActionStatus.WAITING_LIFECYCLE_COMPLETION
+                child.status = ActionStatus.READY
             action = harness.wait(action_id)
             assert action.status == "SUCCEEDED", action.status_reason
             assert action.outputs["nodes_removed"] == [message["body"]["node_id"]]

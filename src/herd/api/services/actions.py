@@ -55,7 +55,7 @@ def _end(
     session: Session, services: Services, ctx: RequestContext, row: ActionRow, reason: str
 ) -> None:
     now = services.now()
-    row.status = ActionStatus.CANCELLED.value
+    row.status = ActionStatus.CANCELLED
     row.status_reason = reason
     row.end_time = now
     row.updated_at = now
@@ -67,7 +67,7 @@ def _end(
         project=row.project,
         user=ctx.user,
         action=row.action,
-        status=ActionStatus.CANCELLED.value,
+        status=ActionStatus.CANCELLED,
         reason=reason,
         now=now,
         cluster_id=row.cluster_id,
@@ -98,7 +98,7 @@ def cancel_action(
     force: bool,
 ) -> ActionRow:
     """Cancel an action and its children; 409 when it has already ended."""
-    if request.status != ActionStatus.CANCELLED.value:
+    if request.status != ActionStatus.CANCELLED:
         raise InvalidRequest(
             f"Unknown status {request.status} for action {identity}", field="status"
         )

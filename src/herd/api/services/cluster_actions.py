@@ -121,7 +121,7 @@ def _add_nodes(
         if node is None or node.project != cluster.project:
             not_found.append(identity)
             continue
-        if node.status != NodeStatus.ACTIVE.value:
+        if node.status != NodeStatus.ACTIVE:
             bad.append(node.id)
         if node.cluster_id:
             owned.append(node.id)
@@ -200,7 +200,7 @@ def _replace_nodes(
             continue
         if new.cluster_id:
             not_orphan.append(new.id)
-        if new.status != NodeStatus.ACTIVE.value:
+        if new.status != NodeStatus.ACTIVE:
             bad.append(new.id)
         if _profile_type(session, new.profile_id) != cluster_type:
             mismatched.append(new.id)

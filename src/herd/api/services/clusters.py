@@ -64,7 +64,7 @@ def create_cluster(
         timeout=(
             services.settings.default_action_timeout if request.timeout is None else request.timeout
         ),
-        status=ClusterStatus.INIT.value,
+        status=ClusterStatus.INIT,
         status_reason="Initializing",
         meta_data=request.metadata or {},
         data={},
@@ -95,7 +95,7 @@ def update_cluster(
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
     deletions.hide_from_agent(session, ctx, "cluster", cluster)
     refuse_if_deleting(session, "cluster", [cluster.id])
-    if cluster.status == ClusterStatus.ERROR.value:
+    if cluster.status == ClusterStatus.ERROR:
         raise FeatureNotSupported("Updating a cluster in error state is not supported.")
     inputs: dict[str, Any] = {}
     if request.name is not None and request.name != cluster.name:

@@ -24,7 +24,7 @@ from herd.store.database import Session
 from herd.store.listing import Clause
 from herd.store.models import ActionRow, TombstoneRow
 from herd.store.resources import ROW_TYPES
-from herd.types import ActionName, ActionStatus
+from herd.types import ActionName, ActionStatus, TombstoneStatus
 
 
 def enabled(services: Services) -> bool:
@@ -54,7 +54,7 @@ def agent_filter(ctx: RequestContext, kind: str) -> list[Clause]:
 
 
 def _in_progress(session: Session, tombstone: TombstoneRow) -> bool:
-    if tombstone.status != tombstones.TombstoneStatus.DELETING.value:
+    if tombstone.status != TombstoneStatus.DELETING:
         return False
     action = action_store.get(session, tombstone.action_id) if tombstone.action_id else None
     return action is not None and not ActionStatus(action.status).is_final
@@ -208,7 +208,7 @@ def purge(
     tombstone = tombstones.get(session, kind, resource_id)
     if tombstone is None:
         raise NotFound("deletion", f"{kind}/{resource_id}")
-    if tombstone.status == tombstones.TombstoneStatus.PURGING.value:
+    if tombstone.status == TombstoneStatus.PURGING:
         running = action_store.get(session, tombstone.action_id) if tombstone.action_id else None
         if running is not None and not ActionStatus(running.status).is_final:
             raise Conflict(
@@ -227,11 +227,7 @@ def purge(
             resource_type=kind,
             resource_id=resource_id,
         )
-    deletion_action = (
-        tombstone.action_id
-        if tombstone.status != tombstones.TombstoneStatus.PURGING.value
-        else None
-    )
+    deletion_action = tombstone.action_id if tombstone.status != TombstoneStatus.PURGING else None
     action = submit(
         session,
         services,
@@ -245,4 +241,4 @@ def purge(
     )
     view = tombstone_view(tombstone, now)
     tombstones.mark_purging(session, tombstone, action.id)
-    return {**view, "status": tombstones.TombstoneStatus.PURGING.value, "action": action.id}, action
+    return {**view, "status": TombstoneStatus.PURGING, "action": action.id}, action

@@ -27,7 +27,7 @@ def _waiting_child(session: Session, cluster: ClusterRow, token: str) -> ActionR
     if action is None or action.cluster_id != cluster.id:
         raise NotFound("action", token, f"The action '{token}' could not be found.")
     refresh_for_update(session, action)
-    if action.status != ActionStatus.WAITING_LIFECYCLE_COMPLETION.value:
+    if action.status != ActionStatus.WAITING_LIFECYCLE_COMPLETION:
         raise Conflict(
             f"The action '{token}' is not waiting for lifecycle completion "
             f"(status: {action.status})."
@@ -42,7 +42,7 @@ def complete_lifecycle(
     params = parse_body(CompleteLifecycleParams, raw, label="complete_lifecycle")
     action = _waiting_child(session, cluster, params.lifecycle_action_token)
     result = params.lifecycle_action_result or "CONTINUE"
-    action.status = ActionStatus.READY.value
+    action.status = ActionStatus.READY
     action.status_reason = "Lifecycle complete."
     action.data = {**(action.data or {}), "lifecycle_result": result}
     action.updated_at = services.now()

@@ -77,13 +77,13 @@ def mark_member(
             f"Cluster {cluster.name} already has an action ({busy}) in progress."
         )
     values = member.values
-    if values[member_marks.STATUS] == NodeStatus.DELETING.value or member.delete_pending:
+    if values[member_marks.STATUS] == NodeStatus.DELETING or member.delete_pending:
         return MarkResult(values, False, "The node is being deleted; its health was not changed.")
     current_health = values[member_marks.HEALTH]
     if request.mark_unhealthy:
-        new_health = HealthStatus.CHECK_FAILED.value
-    elif current_health == HealthStatus.CHECK_FAILED.value:
-        new_health = HealthStatus.CHECK_COMPLETE.value
+        new_health = HealthStatus.CHECK_FAILED
+    elif current_health == HealthStatus.CHECK_FAILED:
+        new_health = HealthStatus.CHECK_COMPLETE
     else:
         return MarkResult(values, False, "The node is not marked unhealthy; nothing changed.")
     reason = request.resource_status_reason or DEFAULT_REASON

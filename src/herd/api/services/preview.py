@@ -70,8 +70,8 @@ def _preview(key: str) -> PreviewCall:
                     "node_id": victim.node_id,
                     "name": members[victim.node_id].name,
                     "index": members[victim.node_id].index,
-                    "status": members[victim.node_id].status.value,
-                    "health": members[victim.node_id].health.value,
+                    "status": members[victim.node_id].status,
+                    "health": members[victim.node_id].health,
                     "rule": victim.rule,
                 }
                 for victim in victims

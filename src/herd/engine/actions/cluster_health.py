@@ -24,7 +24,7 @@ from herd.store.models import NodeRow, ProfileRow
 from herd.types import ClusterStatus, HealthStatus, NodeStatus
 
 #: members a recovery may act on (the others are being created, changed or removed)
-RECOVERABLE = (NodeStatus.ACTIVE.value, NodeStatus.ERROR.value, NodeStatus.WARNING.value)
+RECOVERABLE = (NodeStatus.ACTIVE, NodeStatus.ERROR, NodeStatus.WARNING)
 
 
 def _driver_and_ref(
@@ -69,20 +69,18 @@ def check_node(ex: ActionExecution, node_id: str) -> tuple[bool, str]:
         before = (row.health, row.status)
         if healthy:
             # A passing check clears a failed check, but never an application's mark.
-            if row.health != HealthStatus.CHECK_FAILED.value or row.health_marked_by in (
+            if row.health != HealthStatus.CHECK_FAILED or row.health_marked_by in (
                 None,
                 "check",
             ):
-                row.health, row.health_reason = HealthStatus.CHECK_COMPLETE.value, "Check passed"
+                row.health, row.health_reason = HealthStatus.CHECK_COMPLETE, "Check passed"
                 row.health_marked_by, row.health_marked_at = "check", now
-            if row.status == NodeStatus.ERROR.value and row.status_reason.startswith(
-                "Check failed"
-            ):
-                row.status, row.status_reason = NodeStatus.ACTIVE.value, "Check passed"
+            if row.status == NodeStatus.ERROR and row.status_reason.startswith("Check failed"):
+                row.status, row.status_reason = NodeStatus.ACTIVE, "Check passed"
         else:
-            row.health, row.health_reason = HealthStatus.CHECK_FAILED.value, reason
+            row.health, row.health_reason = HealthStatus.CHECK_FAILED, reason
             row.health_marked_by, row.health_marked_at = "check", now
-            row.status, row.status_reason = NodeStatus.ERROR.value, f"Check failed: {reason}"
+            row.status, row.status_reason = NodeStatus.ERROR, f"Check failed: {reason}"
         row.updated_at = now
         if (row.health, row.status) != before:
             events.record(
@@ -111,7 +109,7 @@ def recover_node(ex: ActionExecution, node_id: str) -> str | None:
         with ctx.database.write() as session:
             row = node_store.get(session, node_id)
             if row is not None:
-                row.status, row.status_reason = NodeStatus.ERROR.value, error
+                row.status, row.status_reason = NodeStatus.ERROR, error
         return error
     now = ctx.now()
     with ctx.database.write() as session:
@@ -119,8 +117,8 @@ def recover_node(ex: ActionExecution, node_id: str) -> str | None:
         if row is not None:
             row.physical_id = created.physical_id
             row.data = {**(row.data or {}), **created.data}
-            row.status, row.status_reason = NodeStatus.ACTIVE.value, "Recovery succeeded"
-            row.health, row.health_reason = HealthStatus.CHECK_COMPLETE.value, "Recovered"
+            row.status, row.status_reason = NodeStatus.ACTIVE, "Recovery succeeded"
+            row.health, row.health_reason = HealthStatus.CHECK_COMPLETE, "Recovered"
             row.health_marked_by, row.health_marked_at = "recover", now
             row.updated_at = now
             events.record(
@@ -167,8 +165,8 @@ class HealthHandlers:
                 targets = [
                     n
                     for n in current
-                    if n.status in (NodeStatus.ERROR.value, NodeStatus.WARNING.value)
-                    or n.health == HealthStatus.CHECK_FAILED.value
+                    if n.status in (NodeStatus.ERROR, NodeStatus.WARNING)
+                    or n.health == HealthStatus.CHECK_FAILED
                 ]
             options = base.merged(ex.inputs).to_inputs()
             detected = dict(ex.inputs.get("detected") or {})
@@ -180,7 +178,7 @@ class HealthHandlers:
                 update_cluster(
                     ex,
                     cluster.id,
-                    status=ClusterStatus.RECOVERING.value,
+                    status=ClusterStatus.RECOVERING,
                     status_reason="Cluster recovery started.",
                 )
                 self.nodeops.plan_recover(ex, plan)
@@ -199,7 +197,7 @@ class HealthHandlers:
         batch_size = max(1, int(ex.inputs.get("batch_size") or 1))
         self.nodeops.run(ex)  # finish whatever a previous run of this action left
         current = members(ex, cluster.id)
-        failed = [n for n in current if n.health == HealthStatus.CHECK_FAILED.value]
+        failed = [n for n in current if n.health == HealthStatus.CHECK_FAILED]
         replaced: list[str] = []
         errors: list[str] = []
         for start in range(0, len(failed), batch_size):
@@ -242,7 +240,7 @@ class HealthHandlers:
         ready = []
         for old in batch:
             new = self._replacement_of(ex, cluster_id, old)
-            if new is not None and new.status == NodeStatus.ACTIVE.value:
+            if new is not None and new.status == NodeStatus.ACTIVE:
                 ready.append(old)
         return ready
 

@@ -55,7 +55,7 @@ class LifecycleHandlers:
             update_cluster(
                 ex,
                 cluster.id,
-                status=ClusterStatus.CREATING.value,
+                status=ClusterStatus.CREATING,
                 status_reason="Cluster creation started.",
             )
             if cluster.desired_capacity > 0:
@@ -77,7 +77,7 @@ class LifecycleHandlers:
         update_cluster(
             ex,
             cluster.id,
-            status=ClusterStatus.DELETING.value,
+            status=ClusterStatus.DELETING,
             status_reason="Deletion in progress.",
         )
         with ex.ctx.database.write() as session:
@@ -91,13 +91,13 @@ class LifecycleHandlers:
         if not results.ok:
             reason = f"Failed in deleting nodes: {results.reason()}"
             self._keep_tombstone(ex, cluster.id, reason)
-            update_cluster(ex, cluster.id, status=ClusterStatus.ERROR.value, status_reason=reason)
+            update_cluster(ex, cluster.id, status=ClusterStatus.ERROR, status_reason=reason)
             return Outcome.failed(reason)
         error = self._delete_regional_copies(ex, cluster.id, regions)
         if error:
             reason = f"Failed in deleting regional copies: {error}"
             self._keep_tombstone(ex, cluster.id, reason)
-            update_cluster(ex, cluster.id, status=ClusterStatus.ERROR.value, status_reason=reason)
+            update_cluster(ex, cluster.id, status=ClusterStatus.ERROR, status_reason=reason)
             return Outcome.failed(reason)
         with ex.ctx.database.write() as session:
             clusters.remove(session, cluster.id)
@@ -134,7 +134,7 @@ class LifecycleHandlers:
         update_cluster(
             ex,
             cluster.id,
-            status=ClusterStatus.UPDATING.value,
+            status=ClusterStatus.UPDATING,
             status_reason="Cluster update started.",
             **values,
         )
@@ -143,11 +143,11 @@ class LifecycleHandlers:
             outcome = self.health.change_profile(
                 ex, cluster.id, profile_id, bool(ex.inputs.get("profile_only"))
             )
-            if outcome.status.value != "SUCCEEDED":
+            if outcome.status != "SUCCEEDED":
                 eval_status(ex, cluster.id)
                 return outcome
         outcome = self.health.replace_unhealthy(ex)
-        if outcome.status.value != "SUCCEEDED":
+        if outcome.status != "SUCCEEDED":
             return outcome
         eval_status(ex, cluster.id)
         return Outcome.ok("Cluster update completed.")

@@ -80,7 +80,7 @@ class ScalingHandlers:
         update_cluster(
             ex,
             cluster.id,
-            status=ClusterStatus.RESIZING.value,
+            status=ClusterStatus.RESIZING,
             status_reason="Cluster scale out started.",
             desired_capacity=current + count,
         )
@@ -155,7 +155,7 @@ class ScalingHandlers:
         update_cluster(
             ex,
             cluster.id,
-            status=ClusterStatus.RESIZING.value,
+            status=ClusterStatus.RESIZING,
             status_reason="Cluster scale in started.",
             desired_capacity=new_size,
         )
@@ -174,7 +174,7 @@ class ScalingHandlers:
             update_cluster(
                 ex,
                 cluster.id,
-                status=ClusterStatus.RESIZING.value,
+                status=ClusterStatus.RESIZING,
                 status_reason="Cluster resize started.",
                 desired_capacity=desired,
                 **_bounds_update(new_min, new_max),
@@ -194,7 +194,7 @@ class ScalingHandlers:
         update_cluster(
             ex,
             cluster.id,
-            status=ClusterStatus.RESIZING.value,
+            status=ClusterStatus.RESIZING,
             status_reason="Cluster resize started.",
             desired_capacity=current + count,
             **_bounds_update(new_min, new_max),

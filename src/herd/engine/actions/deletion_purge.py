@@ -23,7 +23,7 @@ PURGED = "Cancelled: its deletion was purged by an administrator."
 
 
 def _cancel(session: Session, action: ActionRow, now: float) -> None:
-    action.status = ActionStatus.CANCELLED.value
+    action.status = ActionStatus.CANCELLED
     action.status_reason = PURGED
     action.control = "CANCEL"  # a runner still holding it stops at its next check
     action.end_time = action.updated_at = now
@@ -95,7 +95,7 @@ class PurgeHandlers:
                 project=tombstone.project if tombstone is not None else ex.project,
                 user=ex.user,
                 cluster_id=resource_id if kind == "cluster" else None,
-                action=ex.action.value,
+                action=ex.action,
                 status="PURGED",
                 reason=f"Stuck deletion purged by an administrator; cleaned: {', '.join(cleaned)}.",
                 level="WARNING",

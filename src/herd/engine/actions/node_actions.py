@@ -42,7 +42,7 @@ class NodeHandlers:
             if not action_store.children(session, ex.id):
                 row = node_store.get(session, node.id)
                 assert row is not None
-                row.status, row.status_reason = NodeStatus.CREATING.value, "Creation in progress"
+                row.status, row.status_reason = NodeStatus.CREATING, "Creation in progress"
                 child = action_store.new_action(
                     action=ActionName.NODE_CREATE,
                     target=node.id,
@@ -116,8 +116,8 @@ class NodeHandlers:
         with ex.ctx.database.write() as session:
             tombstones.remove(session, "node", node.id)
             row = node_store.get(session, node.id)
-            if row is not None and row.status == NodeStatus.DELETING.value:
-                row.status = (NodeStatus.ACTIVE if row.physical_id else NodeStatus.ERROR).value
+            if row is not None and row.status == NodeStatus.DELETING:
+                row.status = NodeStatus.ACTIVE if row.physical_id else NodeStatus.ERROR
                 row.status_reason = reason
                 row.deleted_at = None
 

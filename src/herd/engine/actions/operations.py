@@ -67,7 +67,7 @@ def _set_operating(ex: ActionExecution, node_id: str, operation: str) -> None:
     with ex.ctx.database.write() as session:
         row = node_store.get(session, node_id)
         if row is not None:
-            row.status = NodeStatus.OPERATING.value
+            row.status = NodeStatus.OPERATING
             row.status_reason = f"Operation '{operation}' in progress"
             row.updated_at = ex.ctx.now()
 
@@ -88,16 +88,16 @@ def _write_result(
             if error is None and result is not None:
                 row.physical_id = result.physical_id
                 row.data = {**(row.data or {}), **result.data}
-                row.status = NodeStatus.ACTIVE.value
+                row.status = NodeStatus.ACTIVE
                 row.status_reason = f"Operation '{operation}' succeeded"
             else:
-                row.status = NodeStatus.ERROR.value
+                row.status = NodeStatus.ERROR
                 row.status_reason = f"Operation '{operation}' failed: {error}"
             row.updated_at = now
             fields = ex.node_event_row(
                 row, row.status, row.status_reason, "INFO" if error is None else "ERROR"
             )
-            fields["action"] = ActionName.NODE_OPERATION.value
+            fields["action"] = ActionName.NODE_OPERATION
             events.record(session, now=now, **fields)
         if child_id is not None:
             action_store.set_status(
@@ -201,7 +201,7 @@ class OperationHandlers:
         with ex.ctx.database.write() as session:
             cluster = clusters.get(session, ex.target)
             if cluster is not None:
-                cluster.status = ClusterStatus.OPERATING.value
+                cluster.status = ClusterStatus.OPERATING
                 cluster.status_reason = f"Operation '{ex.inputs.get('operation')}' in progress"
                 cluster.updated_at = ex.ctx.now()
 

@@ -195,7 +195,7 @@ def fencing_note(options: RecoveryOptions) -> str | None:
 
 
 def mark_recovering(session: Session, node: NodeRow, now: float) -> None:
-    node.status, node.status_reason = NodeStatus.RECOVERING.value, "Recovery in progress"
+    node.status, node.status_reason = NodeStatus.RECOVERING, "Recovery in progress"
     node.updated_at = now
 
 
@@ -219,8 +219,8 @@ def apply_recovery(
     if outcome.ok and outcome.resource is not None:
         node.physical_id = outcome.resource.physical_id
         node.data = {**(node.data or {}), **outcome.resource.data}
-        node.status, node.status_reason = NodeStatus.ACTIVE.value, "Recovery succeeded"
-        node.health, node.health_reason = HealthStatus.CHECK_COMPLETE.value, "Recovered"
+        node.status, node.status_reason = NodeStatus.ACTIVE, "Recovery succeeded"
+        node.health, node.health_reason = HealthStatus.CHECK_COMPLETE, "Recovered"
         node.health_marked_by, node.health_marked_at = "recover", now
         node.health_generation = (node.health_generation or 0) + 1
         node.updated_at = now
@@ -238,7 +238,7 @@ def apply_recovery(
     error = outcome.error or "Recovery failed"
     if outcome.resource_gone:
         node.physical_id = None
-    node.status, node.status_reason = NodeStatus.ERROR.value, error
+    node.status, node.status_reason = NodeStatus.ERROR, error
     node.updated_at = now
     events.record(
         session, now=now, **{**base, "status": "ERROR", "reason": error, "level": "ERROR"}

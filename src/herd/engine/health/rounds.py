@@ -61,7 +61,7 @@ class HealthRound:
         if snapshot.suspended_by or snapshot.locked_by:
             # A shrink (or another action) owns the cluster: try again next round. Our own
             # recoveries suspend checks too; that is expected and not worth an event.
-            own = snapshot.suspended_action == ActionName.CLUSTER_RECOVER.value
+            own = snapshot.suspended_action == ActionName.CLUSTER_RECOVER
             if snapshot.suspended_by and not own and not state.suspended:
                 state.suspended = True
                 self.starter.note_suspension(snapshot, suspended=True)

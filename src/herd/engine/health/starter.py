@@ -183,13 +183,13 @@ class RecoveryStarter:
             return
         detected = self._detected(verdict)
         status_reason = CHECK_FAILED_PREFIX + detected
-        if node.status == NodeStatus.ERROR.value and node.status_reason == status_reason:
+        if node.status == NodeStatus.ERROR and node.status_reason == status_reason:
             return
         # updated_at is left alone: it is the node_update_timeout clock, and a check is
         # not an update of the node.
-        node.status, node.status_reason = NodeStatus.ERROR.value, status_reason
+        node.status, node.status_reason = NodeStatus.ERROR, status_reason
         if node.health_marked_by in (None, "check") or node.health != HealthStatus.CHECK_FAILED:
-            node.health, node.health_reason = HealthStatus.CHECK_FAILED.value, detected
+            node.health, node.health_reason = HealthStatus.CHECK_FAILED, detected
             node.health_marked_by, node.health_marked_at = "check", now
             node.health_generation = (node.health_generation or 0) + 1
         _event(session, member, snapshot, "CHECK_FAILED", detected, now, level="WARNING")
@@ -207,9 +207,9 @@ class RecoveryStarter:
         node = node_store.get(session, member.target.node_id)
         if node is None or not (node.status_reason or "").startswith(CHECK_FAILED_PREFIX):
             return
-        node.status, node.status_reason = NodeStatus.ACTIVE.value, "Check passed"
+        node.status, node.status_reason = NodeStatus.ACTIVE, "Check passed"
         if node.health_marked_by in (None, "check"):
-            node.health, node.health_reason = HealthStatus.CHECK_COMPLETE.value, "Check passed"
+            node.health, node.health_reason = HealthStatus.CHECK_COMPLETE, "Check passed"
             node.health_marked_by, node.health_marked_at = "check", now
             node.health_generation = (node.health_generation or 0) + 1
         _event(session, member, snapshot, "CHECK_COMPLETE", f"Check passed: {verdict.reason}", now)
