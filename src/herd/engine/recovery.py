@@ -21,7 +21,14 @@ from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import engines, events, profiles, resources, tombstones
 from herd.store import nodes as node_store
-from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus, TombstoneStatus
+from herd.types import (
+    ActionCause,
+    ActionName,
+    ActionStatus,
+    NodeStatus,
+    ResourceType,
+    TombstoneStatus,
+)
 
 log = logging.getLogger(__name__)
 
@@ -153,11 +160,11 @@ def fail_stuck_children(ctx: EngineContext) -> None:
 
 
 #: the action that deletes each resource type (profiles and policies are deleted by the API)
-_DELETE_ACTION: dict[str, ActionName | None] = {
-    "cluster": ActionName.CLUSTER_DELETE,
-    "node": ActionName.NODE_DELETE,
-    "profile": None,
-    "policy": None,
+_DELETE_ACTION: dict[ResourceType, ActionName | None] = {
+    ResourceType.CLUSTER: ActionName.CLUSTER_DELETE,
+    ResourceType.NODE: ActionName.NODE_DELETE,
+    ResourceType.PROFILE: None,
+    ResourceType.POLICY: None,
 }
 
 

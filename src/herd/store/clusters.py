@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from herd.store.enum_text import equal_to_any
 from herd.store.models import BindingRow, ClusterLockRow, ClusterRow, NodeRow, TombstoneRow
-from herd.types import NodeStatus
+from herd.types import NodeStatus, ResourceType
 
 
 def get(session: Session, cluster_id: str) -> ClusterRow | None:
@@ -55,7 +55,8 @@ def remove(session: Session, cluster_id: str) -> None:
     session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster_id))
     session.execute(
         delete(TombstoneRow).where(
-            TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == cluster_id
+            TombstoneRow.resource_type == ResourceType.CLUSTER,
+            TombstoneRow.resource_id == cluster_id,
         )
     )
     row = session.get(ClusterRow, cluster_id)

@@ -30,7 +30,7 @@ from herd.store.models import (
     NodeRow,
     TombstoneRow,
 )
-from herd.types import ACTIVE_ACTION_STATUSES, ActionName, ActionStatus
+from herd.types import ACTIVE_ACTION_STATUSES, ActionName, ActionStatus, ResourceType
 
 #: positions in a member row, after the columns of ``node_reads.node_select``
 _EXTRA = len(node_reads.NODE_COLUMNS) + len(node_reads.EXTRA_COLUMNS)
@@ -66,7 +66,10 @@ _BY = ("id", "name", "prefix")
 def _cluster_lookup(by: str, scoped: bool) -> Select[Any]:
     # Built once: the values travel as bound parameters (see node_reads._lookup).
     tombstoned = exists().where(
-        and_(TombstoneRow.resource_type == "cluster", TombstoneRow.resource_id == ClusterRow.id)
+        and_(
+            TombstoneRow.resource_type == ResourceType.CLUSTER,
+            TombstoneRow.resource_id == ClusterRow.id,
+        )
     )
     query: Any = select(ClusterRow.id, ClusterRow.name, tombstoned)
     if scoped:

@@ -280,7 +280,7 @@ class HookDeliveryRow(Base):
     created_at: Mapped[float] = mapped_column(Float)
 
 
-def _drop_tombstone_with(model: type[Base], resource_type: str) -> None:
+def _drop_tombstone_with(model: type[Base], resource_type: ResourceType) -> None:
     """Whoever deletes a resource row takes its tombstone in the same transaction.
 
     Rows are removed from several places (node child actions, cluster deletion,
@@ -301,10 +301,10 @@ def _drop_tombstone_with(model: type[Base], resource_type: str) -> None:
 
 
 for _model, _kind in (
-    (ClusterRow, "cluster"),
-    (NodeRow, "node"),
-    (ProfileRow, "profile"),
-    (PolicyRow, "policy"),
+    (ClusterRow, ResourceType.CLUSTER),
+    (NodeRow, ResourceType.NODE),
+    (ProfileRow, ResourceType.PROFILE),
+    (PolicyRow, ResourceType.POLICY),
 ):
     _drop_tombstone_with(_model, _kind)
 

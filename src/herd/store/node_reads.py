@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from herd.errors import MultipleChoices, NotFound
 from herd.store.lookup import Scope
 from herd.store.models import NodeCheckRow, NodeRow, ProfileRow, TombstoneRow
+from herd.types import ResourceType
 
 #: the node's own columns, in the order ``node_view_from_values`` reads them
 NODE_COLUMNS = (
@@ -59,7 +60,7 @@ EXTRA_COLUMNS = (
 )
 
 
-def _hidden(resource_type: str, id_column: Any) -> Any:
+def _hidden(resource_type: ResourceType, id_column: Any) -> Any:
     return exists().where(
         and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
     )
@@ -78,7 +79,10 @@ def node_select(*, agent: bool) -> Select[Any]:
         .outerjoin(NodeCheckRow, NodeCheckRow.node_id == NodeRow.id)
     )
     if agent:
-        query = query.where(~_hidden("node", NodeRow.id), ~_hidden("cluster", NodeRow.cluster_id))
+        query = query.where(
+            ~_hidden(ResourceType.NODE, NodeRow.id),
+            ~_hidden(ResourceType.CLUSTER, NodeRow.cluster_id),
+        )
     return query
 
 
@@ -100,7 +104,8 @@ def _lookup(by: str, scoped: bool, agent: bool) -> Select[Any]:
     if agent:
         # Tombstone visibility travels with the row: no second round trip.
         query = query.add_columns(
-            _hidden("node", NodeRow.id), _hidden("cluster", NodeRow.cluster_id)
+            _hidden(ResourceType.NODE, NodeRow.id),
+            _hidden(ResourceType.CLUSTER, NodeRow.cluster_id),
         )
     if by == "id":
         return query.where(NodeRow.id == bindparam("identity"))

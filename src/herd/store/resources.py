@@ -1,4 +1,4 @@
-"""The rows behind a resource type name ("cluster", "node", "profile", "policy").
+"""The rows behind a resource type (``ResourceType``: cluster, node, profile, policy).
 
 Tombstones and purges name their resource by type and id; this is the one map
 from that name to its table.
@@ -11,16 +11,17 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from herd.store.models import ClusterRow, NodeRow, PolicyRow, ProfileRow
+from herd.types import ResourceType
 
-ROW_TYPES: dict[str, type[Any]] = {
-    "cluster": ClusterRow,
-    "node": NodeRow,
-    "profile": ProfileRow,
-    "policy": PolicyRow,
+ROW_TYPES: dict[ResourceType, type[Any]] = {
+    ResourceType.CLUSTER: ClusterRow,
+    ResourceType.NODE: NodeRow,
+    ResourceType.PROFILE: ProfileRow,
+    ResourceType.POLICY: PolicyRow,
 }
 
 
-def get(session: Session, resource_type: str, resource_id: str) -> Any | None:
+def get(session: Session, resource_type: ResourceType, resource_id: str) -> Any | None:
     """The row of ``resource_id``, or None when it is gone or the type is not a resource."""
     model = ROW_TYPES.get(resource_type)
     return session.get(model, resource_id) if model is not None else None

@@ -20,13 +20,13 @@ from sqlalchemy.orm import Session
 from herd.errors import ResourceInUse
 from herd.store.models import NodeRow, TombstoneRow
 from herd.store.resources import ROW_TYPES
-from herd.types import TombstoneStatus
+from herd.types import ResourceType, TombstoneStatus
 
 
 def insert(
     session: Session,
     *,
-    resource_type: str,
+    resource_type: ResourceType,
     resource_id: str,
     project: str,
     requested_by: str,
@@ -58,7 +58,7 @@ def insert(
     return True
 
 
-def get(session: Session, resource_type: str, resource_id: str) -> TombstoneRow | None:
+def get(session: Session, resource_type: ResourceType, resource_id: str) -> TombstoneRow | None:
     """The tombstone of one resource, if it has one."""
     return session.scalar(
         select(TombstoneRow).where(
@@ -67,7 +67,7 @@ def get(session: Session, resource_type: str, resource_id: str) -> TombstoneRow 
     )
 
 
-def tombstoned(session: Session, resource_type: str, ids: Iterable[str]) -> set[str]:
+def tombstoned(session: Session, resource_type: ResourceType, ids: Iterable[str]) -> set[str]:
     """Which of ``ids`` have a tombstone."""
     wanted = [i for i in ids if i]
     if not wanted:
@@ -80,7 +80,9 @@ def tombstoned(session: Session, resource_type: str, ids: Iterable[str]) -> set[
     return set(rows)
 
 
-def restart(session: Session, resource_type: str, resource_id: str, action_id: str) -> bool:
+def restart(
+    session: Session, resource_type: ResourceType, resource_id: str, action_id: str
+) -> bool:
     """Hand a failed deletion to a new action; False when another request already did.
 
     A compare-and-set on the previous action id, so two retries racing for the
@@ -104,7 +106,9 @@ def restart(session: Session, resource_type: str, resource_id: str, action_id: s
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
-def set_action(session: Session, resource_type: str, resource_id: str, action_id: str) -> None:
+def set_action(
+    session: Session, resource_type: ResourceType, resource_id: str, action_id: str
+) -> None:
     """Record which action carries the deletion (the API stores both in one transaction)."""
     session.execute(
         update(TombstoneRow)
@@ -114,7 +118,9 @@ def set_action(session: Session, resource_type: str, resource_id: str, action_id
     )
 
 
-def mark_error(session: Session, resource_type: str, resource_id: str, reason: str) -> None:
+def mark_error(
+    session: Session, resource_type: ResourceType, resource_id: str, reason: str
+) -> None:
     """Keep the tombstone of a failed deletion, with the reason (a new DELETE retries it)."""
     session.execute(
         update(TombstoneRow)
@@ -131,7 +137,7 @@ def mark_purging(session: Session, tombstone: TombstoneRow, action_id: str) -> N
     tombstone.reason = "Purge requested by an administrator."
 
 
-def remove(session: Session, resource_type: str, resource_id: str) -> int:
+def remove(session: Session, resource_type: ResourceType, resource_id: str) -> int:
     """Delete a tombstone; return how many rows went."""
     result = session.execute(
         delete(TombstoneRow).where(
@@ -141,7 +147,7 @@ def remove(session: Session, resource_type: str, resource_id: str) -> int:
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 
-def list_all(session: Session, resource_type: str | None = None) -> Sequence[TombstoneRow]:
+def list_all(session: Session, resource_type: ResourceType | None = None) -> Sequence[TombstoneRow]:
     """Every tombstone, oldest first."""
     query = select(TombstoneRow).order_by(TombstoneRow.deleted_at, TombstoneRow.id)
     if resource_type is not None:
@@ -149,19 +155,19 @@ def list_all(session: Session, resource_type: str | None = None) -> Sequence[Tom
     return session.scalars(query).all()
 
 
-def absent(resource_type: str, id_column: Any) -> ColumnElement[bool]:
+def absent(resource_type: ResourceType, id_column: Any) -> ColumnElement[bool]:
     """A WHERE clause: the row whose id is in ``id_column`` has no tombstone."""
     return ~exists().where(
         and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
     )
 
 
-def hidden_from_agents(resource_type: str) -> list[ColumnElement[bool]]:
+def hidden_from_agents(resource_type: ResourceType) -> list[ColumnElement[bool]]:
     """WHERE clauses that leave tombstoned resources (and nodes of tombstoned clusters) out."""
     model = ROW_TYPES[resource_type]
     clauses = [absent(resource_type, model.id)]
-    if resource_type == "node":
-        clauses.append(absent("cluster", NodeRow.cluster_id))
+    if resource_type is ResourceType.NODE:
+        clauses.append(absent(ResourceType.CLUSTER, NodeRow.cluster_id))
     return clauses
 
 
@@ -183,7 +189,7 @@ def summary(session: Session) -> list[tuple[str, str, int, float]]:
 
 def delete_at_once(
     session: Session,
-    resource_type: str,
+    resource_type: ResourceType,
     row: Any,
     *,
     requested_by: str,

@@ -16,6 +16,7 @@ from tests.functional.api.helpers import make_cluster, make_profile, services
 
 from herd.store import tombstones
 from herd.store.models import EngineRow
+from herd.types import ResourceType
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "metrics.md"
 ROW = re.compile(r"^\| `(herd_[a-z_]+)` \| (counter|gauge|histogram) \|([^|]*)\|")
@@ -58,7 +59,7 @@ def test_every_metric_and_label_is_documented_and_exposed(client: TestClient) ->
     with herd.database.write() as session:
         tombstones.insert(
             session,
-            resource_type="cluster",
+            resource_type=ResourceType.CLUSTER,
             resource_id="x",
             project="p",
             requested_by="u",
@@ -108,14 +109,14 @@ def test_the_tombstone_gauges_read_the_store(client: TestClient) -> None:
         for rid, age in (("a", 100.0), ("b", 5.0)):
             tombstones.insert(
                 session,
-                resource_type="node",
+                resource_type=ResourceType.NODE,
                 resource_id=rid,
                 project="p",
                 requested_by="u",
                 action_id=None,
                 now=herd.now() - age,
             )
-        tombstones.mark_error(session, "node", "b", "failed")
+        tombstones.mark_error(session, ResourceType.NODE, "b", "failed")
     families = {f.name: f for f in text_string_to_metric_families(client.get("/metrics").text)}
     open_by = {
         (s.labels["resource_type"], s.labels["status"]): s.value

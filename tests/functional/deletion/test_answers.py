@@ -14,7 +14,7 @@ from tests.functional.deletion.support import SIM_SPEC
 
 from herd.store import tombstones
 from herd.store.models import ActionRow, ClusterRow, NodeRow, TombstoneRow
-from herd.types import ActionStatus, ClusterStatus
+from herd.types import ActionStatus, ClusterStatus, ResourceType
 
 DELETION_POLICY = {"type": "senlin.policy.deletion", "version": "1.1", "properties": {}}
 
@@ -53,7 +53,7 @@ def _actions(c: Callers, target: str) -> int:
         return int(session.scalar(select(func.count()).where(ActionRow.target == target)) or 0)
 
 
-def _tombstone(c: Callers, kind: str, rid: str) -> TombstoneRow | None:
+def _tombstone(c: Callers, kind: ResourceType, rid: str) -> TombstoneRow | None:
     with services(c.client).database.read() as session:
         return tombstones.get(session, kind, rid)
 
@@ -64,7 +64,7 @@ def test_cluster_delete_answers(callers: Callers) -> None:
     r = c.client.delete(f"/v1/clusters/{cid}", headers=c.member)
     assert r.status_code == 202
     action_id = r.headers["Location"].rsplit("/", 1)[1]
-    stone = _tombstone(c, "cluster", cid)
+    stone = _tombstone(c, ResourceType.CLUSTER, cid)
     assert stone is not None
     assert (stone.status, stone.action_id, stone.project) == ("DELETING", action_id, "p1")
     before = _actions(c, cid)
@@ -97,7 +97,7 @@ def test_cluster_delete_answers(callers: Callers) -> None:
     # the deletion finishes: gone for everyone
     with services(c.client).database.write() as session:
         session.delete(session.get(ClusterRow, cid))
-    assert _tombstone(c, "cluster", cid) is None
+    assert _tombstone(c, ResourceType.CLUSTER, cid) is None
     for who in (c.member, c.agent):
         assert c.client.get(f"/v1/clusters/{cid}", headers=who).status_code == 404
     assert c.client.delete(f"/v1/clusters/{cid}", headers=c.member).status_code == 404
@@ -110,9 +110,9 @@ def test_failed_deletion_is_retried(callers: Callers) -> None:
     # the engine failed it: action FAILED, tombstone kept as ERROR, cluster ERROR
     with services(c.client).database.write() as session:
         session.get(ActionRow, first.headers["Location"].rsplit("/", 1)[1]).status = "FAILED"  # type: ignore[union-attr]
-        tombstones.mark_error(session, "cluster", cid, "Failed in deleting nodes: boom")
+        tombstones.mark_error(session, ResourceType.CLUSTER, cid, "Failed in deleting nodes: boom")
         session.get(ClusterRow, cid).status = "ERROR"  # type: ignore[union-attr]
-    stone = _tombstone(c, "cluster", cid)
+    stone = _tombstone(c, ResourceType.CLUSTER, cid)
     assert stone is not None and (stone.status, stone.reason) == (
         "ERROR",
         "Failed in deleting nodes: boom",
@@ -122,7 +122,7 @@ def test_failed_deletion_is_retried(callers: Callers) -> None:
     retry = c.client.delete(f"/v1/clusters/{cid}", headers=c.member)
     assert retry.status_code == 202
     new_action = retry.headers["Location"].rsplit("/", 1)[1]
-    stone = _tombstone(c, "cluster", cid)
+    stone = _tombstone(c, ResourceType.CLUSTER, cid)
     assert stone is not None and (stone.status, stone.action_id, stone.reason) == (
         "DELETING",
         new_action,
@@ -189,7 +189,7 @@ def test_references_to_a_deleting_resource_are_409(callers: Callers) -> None:
     # a tombstoned profile or policy (as a crashed purge could leave) cannot be referred to
     other = _cluster(c, profile, "c2")
     with services(c.client).database.write() as session:
-        for kind, rid in (("profile", profile), ("policy", policy)):
+        for kind, rid in ((ResourceType.PROFILE, profile), (ResourceType.POLICY, policy)):
             assert tombstones.insert(
                 session,
                 resource_type=kind,
@@ -243,7 +243,7 @@ def test_node_delete_answers(callers: Callers) -> None:
     assert c.client.delete(f"/v1/nodes/{nid}", headers=c.member).status_code == 204
     with services(c.client).database.write() as session:
         session.delete(session.get(NodeRow, nid))
-    assert _tombstone(c, "node", nid) is None
+    assert _tombstone(c, ResourceType.NODE, nid) is None
     assert c.client.delete(f"/v1/nodes/{nid}", headers=c.member).status_code == 404
 
 

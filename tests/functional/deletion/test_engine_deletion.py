@@ -22,7 +22,7 @@ from herd.agent.reconciler import Reconciler
 from herd.config import Settings
 from herd.store import tombstones
 from herd.store.models import ActionRow, ClusterRow
-from herd.types import ActionStatus
+from herd.types import ActionStatus, ResourceType
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", UserWarning)
@@ -130,7 +130,7 @@ def test_failed_deletion_keeps_its_tombstone(
     action = _act(c, c.client.delete(f"/v1/clusters/{cid}", headers=c.member))
     assert action["status"] == "FAILED"
     with services(c.client).database.read() as session:
-        stone = tombstones.get(session, "cluster", cid)
+        stone = tombstones.get(session, ResourceType.CLUSTER, cid)
         assert stone is not None and stone.status == "ERROR"
         assert stone.reason.startswith("Failed in deleting nodes")
     view = c.client.get(f"/v1/clusters/{cid}", headers=c.member).json()["cluster"]

@@ -21,6 +21,7 @@ from herd.api.views import render_cluster, render_clusters
 from herd.store.listing import select_rows, spans_region
 from herd.store.lookup import find
 from herd.store.models import ClusterRow
+from herd.types import ResourceType
 
 router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
 
@@ -43,7 +44,7 @@ LIST_SPEC = pagination.ListSpec(
 def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
-    query = select_rows(ClusterRow, *deletions.agent_filter(ctx, "cluster"))
+    query = select_rows(ClusterRow, *deletions.agent_filter(ctx, ResourceType.CLUSTER))
     region = params.extra.get("region")
     if region is not None:
         # herd's addition: the clusters spanning a region (what a regional agent reconciles)
@@ -74,7 +75,7 @@ def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) 
 def get_cluster(cluster_id: str, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     with services.database.read() as session:
         row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
-        deletions.hide_from_agent(session, ctx, "cluster", row)
+        deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, row)
         return {"cluster": render_cluster(session, row)}
 
 

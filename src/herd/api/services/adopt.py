@@ -24,7 +24,7 @@ from herd.store import profiles
 from herd.store.database import Session
 from herd.store.events import record
 from herd.store.models import NodeRow, ProfileRow
-from herd.types import HealthStatus, NodeStatus
+from herd.types import HealthStatus, NodeStatus, ResourceType
 
 
 def _preview(
@@ -80,7 +80,7 @@ def adopt_node(
         updated_at=None,
     )
     profiles.add(session, profile)
-    sync_event(session, services, ctx, "profile", profile, "PROFILE_CREATE")
+    sync_event(session, services, ctx, ResourceType.PROFILE, profile, "PROFILE_CREATE")
     node = NodeRow(
         id=str(uuid.uuid4()),
         name=name,

@@ -39,7 +39,7 @@ from herd.store import bindings, clusters, profiles
 from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow
-from herd.types import ActionName, NodeStatus
+from herd.types import ActionName, NodeStatus, ResourceType
 
 V1_4 = APIVersion(1, 4)
 V1_6 = APIVersion(1, 6)
@@ -247,7 +247,9 @@ def _recover(
 
 
 def _policy(session: Session, ctx: RequestContext, identity: str) -> PolicyRow:
-    policy: PolicyRow = find_referenced(session, PolicyRow, identity, ctx.scope(), "policy")
+    policy: PolicyRow = find_referenced(
+        session, PolicyRow, identity, ctx.scope(), ResourceType.POLICY
+    )
     return policy
 
 

@@ -21,7 +21,7 @@ from herd.store.database import Session
 from herd.store.health_leases import HealthBinding, health_bindings, lease_of
 from herd.store.lookup import find
 from herd.store.models import ClusterRow
-from herd.types import ActionStatus
+from herd.types import ActionStatus, ResourceType
 
 
 def _policy(services: Services, binding: HealthBinding) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def cluster_health(
     session: Session, services: Services, ctx: RequestContext, identity: str
 ) -> dict[str, Any]:
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    deletions.hide_from_agent(session, ctx, "cluster", cluster)
+    deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
     bindings = health_bindings(session, [cluster.id])
     binding = bindings[0] if bindings else None
     suspended_by = _suspended_by(session, binding) if binding is not None else None

@@ -8,6 +8,7 @@ from herd.api.services.common import refuse_if_deleting
 from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ClusterRow
+from herd.types import ResourceType
 
 
 def metadata_owner(
@@ -15,7 +16,7 @@ def metadata_owner(
 ) -> ClusterRow:
     """The caller's cluster (agents do not see one being deleted; none being deleted changes)."""
     cluster: ClusterRow = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    deletions.hide_from_agent(session, ctx, "cluster", cluster)
+    deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
     if change:
-        refuse_if_deleting(session, "cluster", [cluster.id])
+        refuse_if_deleting(session, ResourceType.CLUSTER, [cluster.id])
     return cluster

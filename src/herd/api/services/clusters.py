@@ -19,7 +19,7 @@ from herd.store import clusters, profiles
 from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ActionRow, ClusterRow, ProfileRow
-from herd.types import ActionName, ClusterStatus
+from herd.types import ActionName, ClusterStatus, ResourceType
 
 V1_8 = APIVersion(1, 8)
 BUSY_STATUSES = (
@@ -48,7 +48,9 @@ def create_cluster(
     )
     if error:
         raise InvalidRequest(error)
-    profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
+    profile = find_referenced(
+        session, ProfileRow, request.profile_id, ctx.scope(), ResourceType.PROFILE
+    )
     now = services.now()
     cluster = ClusterRow(
         id=str(uuid.uuid4()),
@@ -93,8 +95,8 @@ def update_cluster(
     session: Session, services: Services, ctx: RequestContext, identity: str, request: ClusterUpdate
 ) -> tuple[ClusterRow, ActionRow]:
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    deletions.hide_from_agent(session, ctx, "cluster", cluster)
-    refuse_if_deleting(session, "cluster", [cluster.id])
+    deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
+    refuse_if_deleting(session, ResourceType.CLUSTER, [cluster.id])
     if cluster.status == ClusterStatus.ERROR:
         raise FeatureNotSupported("Updating a cluster in error state is not supported.")
     inputs: dict[str, Any] = {}
@@ -107,7 +109,9 @@ def update_cluster(
     if request.config is not None and request.config != (cluster.config or {}):
         inputs["config"] = request.config
     if request.profile_id is not None:
-        profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
+        profile = find_referenced(
+            session, ProfileRow, request.profile_id, ctx.scope(), ResourceType.PROFILE
+        )
         if profile.id != cluster.profile_id:
             current = profiles.get(session, cluster.profile_id)
             if current is not None and current.type != profile.type:
@@ -147,7 +151,7 @@ def delete_cluster(
     """Start a CLUSTER_DELETE; None (204) when the cluster's deletion is already under way."""
     force = parse_force(body, ctx.version)
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    deletions.hide_from_agent(session, ctx, "cluster", cluster)
+    deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
 
     def validate(retry: bool) -> None:
         if not force and not retry and cluster.status in BUSY_STATUSES:
@@ -177,5 +181,11 @@ def delete_cluster(
         )
 
     return deletions.start_delete(
-        session, services, ctx, "cluster", cluster, validate=validate, submit_action=submit_action
+        session,
+        services,
+        ctx,
+        ResourceType.CLUSTER,
+        cluster,
+        validate=validate,
+        submit_action=submit_action,
     )

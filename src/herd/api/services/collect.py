@@ -22,6 +22,7 @@ from herd.store import clusters
 from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ClusterRow
+from herd.types import ResourceType
 
 
 def _parser(path: str) -> Any:
@@ -41,7 +42,7 @@ def collect(
         raise InvalidRequest("Required path attribute is missing.", field="path")
     parser = _parser(stripped)
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    deletions.hide_from_agent(session, ctx, "cluster", cluster)
+    deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
     nodes = clusters.members(session, cluster.id)
     views = render_nodes(session, nodes, ctx.version, details="details" in stripped)
     found = []

@@ -15,7 +15,7 @@ from herd.store.database import Session
 from herd.store.locks import cluster_lock_holders, node_lock_holder
 from herd.store.lookup import Scope, find
 from herd.store.models import ActionRow
-from herd.types import ActionName, ActionStatus
+from herd.types import ActionName, ActionStatus, ResourceType
 
 #: actions stored whatever locks and tombstones say (a delete, or a purge of a stuck one)
 LOCK_BYPASS = frozenset(
@@ -34,7 +34,7 @@ def reject_unknown(data: Mapping[str, Any], allowed: Iterable[str]) -> None:
 
 
 def find_referenced(
-    session: Session, model: type[Any], identity: Any, scope: Scope, kind: str
+    session: Session, model: type[Any], identity: Any, scope: Scope, kind: ResourceType
 ) -> Any:
     """Find a resource named inside a request body: unknown ones are 400, as Senlin."""
     if not isinstance(identity, str) or not identity:
@@ -49,7 +49,7 @@ def find_referenced(
     return row
 
 
-def refuse_if_deleting(session: Session, kind: str, ids: Iterable[str | None]) -> None:
+def refuse_if_deleting(session: Session, kind: ResourceType, ids: Iterable[str | None]) -> None:
     """Creating or changing anything that refers to a tombstoned resource is a 409."""
     found = tombstones.tombstoned(session, kind, [i for i in ids if i])
     if found:
@@ -61,7 +61,7 @@ def refuse_if_deleting(session: Session, kind: str, ids: Iterable[str | None]) -
         )
 
 
-def _referenced_ids(inputs: Mapping[str, Any]) -> dict[str, list[str]]:
+def _referenced_ids(inputs: Mapping[str, Any]) -> dict[ResourceType, list[str]]:
     """Resources an action's inputs name (policy to attach, nodes to add or swap, profile)."""
     nodes: list[str] = []
     for key in ("nodes", "candidates"):
@@ -73,9 +73,9 @@ def _referenced_ids(inputs: Mapping[str, Any]) -> dict[str, list[str]]:
     policy = inputs.get("policy_id")
     profile = inputs.get("profile_id")
     return {
-        "node": nodes,
-        "policy": [str(policy)] if policy else [],
-        "profile": [str(profile)] if profile else [],
+        ResourceType.NODE: nodes,
+        ResourceType.POLICY: [str(policy)] if policy else [],
+        ResourceType.PROFILE: [str(profile)] if profile else [],
     }
 
 
@@ -85,10 +85,10 @@ def check_fail_fast(session: Session, action: ActionName, target: str, dead_befo
         return
     if action.is_cluster_action:
         locked = bool(cluster_lock_holders(session, target, dead_before))
-        kind = "cluster"
+        kind = ResourceType.CLUSTER
     else:
         locked = node_lock_holder(session, target, dead_before) is not None
-        kind = "node"
+        kind = ResourceType.NODE
     if locked:
         raise ResourceLocked(
             f"{action.value} for {kind} '{target}' cannot be completed because it is "
@@ -122,9 +122,9 @@ def submit(
     resource its inputs name is being deleted.
     """
     if action not in LOCK_BYPASS:
-        target_kind = "cluster" if action.is_cluster_action else "node"
+        target_kind = ResourceType.CLUSTER if action.is_cluster_action else ResourceType.NODE
         refuse_if_deleting(session, target_kind, [target])
-        refuse_if_deleting(session, "cluster", [cluster_id])
+        refuse_if_deleting(session, ResourceType.CLUSTER, [cluster_id])
         for kind, ids in _referenced_ids(inputs or {}).items():
             refuse_if_deleting(session, kind, ids)
     if check:

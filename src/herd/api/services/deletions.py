@@ -24,7 +24,7 @@ from herd.store.database import Session
 from herd.store.listing import Clause
 from herd.store.models import ActionRow, TombstoneRow
 from herd.store.resources import ROW_TYPES
-from herd.types import ActionName, ActionStatus, TombstoneStatus
+from herd.types import ActionName, ActionStatus, ResourceType, TombstoneStatus
 
 
 def enabled(services: Services) -> bool:
@@ -34,18 +34,18 @@ def enabled(services: Services) -> bool:
 # -- what callers see ----------------------------------------------------------------------
 
 
-def hide_from_agent(session: Session, ctx: RequestContext, kind: str, row: Any) -> None:
+def hide_from_agent(session: Session, ctx: RequestContext, kind: ResourceType, row: Any) -> None:
     """Agents get 404 for a resource being deleted (or a node of a cluster being deleted)."""
     if not ctx.is_agent:
         return
     if tombstones.tombstoned(session, kind, [row.id]):
         raise NotFound(kind, row.id)
-    cluster_id = getattr(row, "cluster_id", None) if kind == "node" else None
-    if cluster_id and tombstones.tombstoned(session, "cluster", [cluster_id]):
+    cluster_id = getattr(row, "cluster_id", None) if kind is ResourceType.NODE else None
+    if cluster_id and tombstones.tombstoned(session, ResourceType.CLUSTER, [cluster_id]):
         raise NotFound(kind, row.id)
 
 
-def agent_filter(ctx: RequestContext, kind: str) -> list[Clause]:
+def agent_filter(ctx: RequestContext, kind: ResourceType) -> list[Clause]:
     """WHERE clauses that leave tombstoned resources out of an agent's lists."""
     return tombstones.hidden_from_agents(kind) if ctx.is_agent else []
 
@@ -64,7 +64,7 @@ def start_delete(
     session: Session,
     services: Services,
     ctx: RequestContext,
-    kind: str,
+    kind: ResourceType,
     row: Any,
     *,
     validate: Callable[[bool], None],
@@ -118,7 +118,7 @@ def delete_now(
     session: Session,
     services: Services,
     ctx: RequestContext,
-    kind: str,
+    kind: ResourceType,
     row: Any,
     in_use: str,
 ) -> None:
@@ -166,15 +166,16 @@ def list_deletions(
     unknown = sorted(set(params) - {"resource_type"})
     if unknown:
         raise InvalidRequest(f"Invalid parameter {unknown[0]}", field=unknown[0])
-    kind = params.get("resource_type")
-    if kind is not None and kind not in ROW_TYPES:
-        raise _bad_type(kind)
+    given = params.get("resource_type")
+    if given is not None and given not in ROW_TYPES:
+        raise _bad_type(given)
+    kind = ResourceType(given) if given is not None else None
     now = services.now()
     views = [tombstone_view(row, now) for row in tombstones.list_all(session, kind)]
     regions = services.extra.get("regions")
     if regions is not None:
         for view in views:
-            if view["resource_type"] == "cluster":
+            if view["resource_type"] == ResourceType.CLUSTER:
                 view["regions_with_copies"] = regions.holding(view["resource_id"])
     return views
 
@@ -191,14 +192,15 @@ def purge(
     session: Session,
     services: Services,
     ctx: RequestContext,
-    kind: str,
+    resource_type: str,
     resource_id: str,
     force: str | None,
 ) -> tuple[dict[str, Any], ActionRow]:
     """Hand a stuck deletion to a DELETION_PURGE action; return its view and the action."""
     require_admin(ctx)
-    if kind not in ROW_TYPES:
-        raise _bad_type(kind)
+    if resource_type not in ROW_TYPES:
+        raise _bad_type(resource_type)
+    kind = ResourceType(resource_type)
     if force is None or not parse_bool("force", force):
         raise InvalidRequest(
             "Purging a deletion needs force=true: it removes the tombstone of a deletion "

@@ -23,7 +23,7 @@ from herd.api.services.group_commit import GroupCommitter
 from herd.errors import ActionInProgress, ResourceDeleting
 from herd.store import member_marks
 from herd.store.database import Session
-from herd.types import HealthStatus, NodeStatus
+from herd.types import HealthStatus, NodeStatus, ResourceType
 
 DEFAULT_REASON = "state changed by resource_mark_unhealthy api"
 COMMITTER = "mark_committer"
@@ -64,7 +64,7 @@ def mark_member(
     if cluster.deleting:
         raise ResourceDeleting(
             f"The cluster '{cluster.id}' is being deleted: it cannot be used or changed.",
-            resource_type="cluster",
+            resource_type=ResourceType.CLUSTER,
             resource_id=cluster.id,
         )
     member = member_marks.find_member(connection, cluster, node_identity)

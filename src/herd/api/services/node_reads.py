@@ -17,6 +17,7 @@ from herd.store import node_reads
 from herd.store.database import Connection, Session
 from herd.store.lookup import find
 from herd.store.models import ClusterRow, NodeRow
+from herd.types import ResourceType
 
 LIST_SPEC = pagination.ListSpec(
     model=NodeRow,
@@ -49,7 +50,7 @@ def get_node(
 def _cluster_id(session: Session, ctx: RequestContext, identity: str, scope: Any) -> str:
     try:
         cluster = find(session, ClusterRow, identity, scope, "cluster")
-        deletions.hide_from_agent(session, ctx, "cluster", cluster)
+        deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
     except NotFound:
         raise InvalidRequest(
             f"Cannot find the given cluster: {identity}.", field="cluster_id"

@@ -20,7 +20,7 @@ from herd.store import nodes as node_store
 from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ActionRow, ClusterRow, NodeRow, ProfileRow
-from herd.types import ActionName, HealthStatus, NodeStatus
+from herd.types import ActionName, HealthStatus, NodeStatus, ResourceType
 
 BUSY_STATUSES = (
     NodeStatus.CREATING,
@@ -33,10 +33,14 @@ BUSY_STATUSES = (
 def create_node(
     session: Session, services: Services, ctx: RequestContext, request: NodeCreate
 ) -> tuple[NodeRow, ActionRow]:
-    profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
+    profile = find_referenced(
+        session, ProfileRow, request.profile_id, ctx.scope(), ResourceType.PROFILE
+    )
     cluster: ClusterRow | None = None
     if request.cluster_id:
-        cluster = find_referenced(session, ClusterRow, request.cluster_id, ctx.scope(), "cluster")
+        cluster = find_referenced(
+            session, ClusterRow, request.cluster_id, ctx.scope(), ResourceType.CLUSTER
+        )
         cluster_type = profiles.get(session, cluster.profile_id)
         if cluster_type is not None and cluster_type.type != profile.type:
             raise InvalidRequest(
@@ -85,9 +89,9 @@ def update_node(
     session: Session, services: Services, ctx: RequestContext, identity: str, request: NodeUpdate
 ) -> tuple[NodeRow, ActionRow]:
     node = find(session, NodeRow, identity, ctx.scope(), "node")
-    deletions.hide_from_agent(session, ctx, "node", node)
-    refuse_if_deleting(session, "node", [node.id])
-    refuse_if_deleting(session, "cluster", [node.cluster_id])
+    deletions.hide_from_agent(session, ctx, ResourceType.NODE, node)
+    refuse_if_deleting(session, ResourceType.NODE, [node.id])
+    refuse_if_deleting(session, ResourceType.CLUSTER, [node.cluster_id])
     inputs: dict[str, Any] = {}
     if request.name is not None and request.name != node.name:
         inputs["name"] = request.name
@@ -98,7 +102,9 @@ def update_node(
     if request.tainted is not None and request.tainted != node.tainted:
         inputs["tainted"] = request.tainted
     if request.profile_id is not None:
-        profile = find_referenced(session, ProfileRow, request.profile_id, ctx.scope(), "profile")
+        profile = find_referenced(
+            session, ProfileRow, request.profile_id, ctx.scope(), ResourceType.PROFILE
+        )
         if profile.id != node.profile_id:
             current = profiles.get(session, node.profile_id)
             if current is not None and current.type != profile.type:
@@ -128,9 +134,9 @@ def delete_node(
     """Start a NODE_DELETE; None (204) when the node's deletion is already under way."""
     force = parse_force(body, ctx.version)
     node = find(session, NodeRow, identity, ctx.scope(), "node")
-    deletions.hide_from_agent(session, ctx, "node", node)
+    deletions.hide_from_agent(session, ctx, ResourceType.NODE, node)
     # Its cluster's deletion takes the node with it; a second deleter would fight it for the lock.
-    refuse_if_deleting(session, "cluster", [node.cluster_id])
+    refuse_if_deleting(session, ResourceType.CLUSTER, [node.cluster_id])
 
     def validate(retry: bool) -> None:
         if node.dependents:
@@ -154,7 +160,13 @@ def delete_node(
         )
 
     return deletions.start_delete(
-        session, services, ctx, "node", node, validate=validate, submit_action=submit_action
+        session,
+        services,
+        ctx,
+        ResourceType.NODE,
+        node,
+        validate=validate,
+        submit_action=submit_action,
     )
 
 
@@ -173,7 +185,7 @@ def node_action(
         request = parse_body(NodeRecoverParams, params, label="recover", ignore=ignore)
         inputs = recover_inputs(request)
     node = find(session, NodeRow, identity, ctx.scope(), "node")
-    deletions.hide_from_agent(session, ctx, "node", node)
+    deletions.hide_from_agent(session, ctx, ResourceType.NODE, node)
     return submit(
         session,
         services,

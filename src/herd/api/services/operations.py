@@ -25,7 +25,7 @@ from herd.store.clusters import MEMBER_FILTERS
 from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ActionRow, ClusterRow, NodeRow
-from herd.types import ActionName
+from herd.types import ActionName, ResourceType
 
 SENLIN_FORM_KEYS = frozenset({"params", "filters"})
 
@@ -67,7 +67,7 @@ def node_operation(
     require(ctx.version, "1.4")
     operation, params = _single(body, ".")
     node = find(session, NodeRow, identity, ctx.scope(), "node")
-    deletions.hide_from_agent(session, ctx, "node", node)
+    deletions.hide_from_agent(session, ctx, ResourceType.NODE, node)
     checked = _validated(session, services, node.profile_id, operation, params)
     row = submit(
         session,
@@ -107,7 +107,7 @@ def cluster_operation(
         # openstacksdk and python-senlinclient send the parameters themselves.
         params, filters = inner, {}
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
-    deletions.hide_from_agent(session, ctx, "cluster", cluster)
+    deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
     checked = _validated(session, services, cluster.profile_id, operation, params)
     node_ids = _member_ids(session, cluster, filters)
     if not node_ids:

@@ -13,6 +13,7 @@ from herd.errors import InvalidSpec, NotFound
 from herd.policies.spec import describe_schema
 from herd.store.models import PolicyRow
 from herd.store.spec_rows import policy_in_use
+from herd.types import ResourceType
 
 
 def parse_policy_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str, Any]]:
@@ -28,7 +29,7 @@ def _updated_columns(request: PolicyUpdate) -> dict[str, Any]:
 
 
 POLICIES: SpecKind[PolicyRow] = SpecKind(
-    kind="policy",
+    kind=ResourceType.POLICY,
     plural="policies",
     model=PolicyRow,
     create_request=PolicyCreate,

@@ -14,6 +14,7 @@ from herd.api.services.spec_resources import SpecKind
 from herd.errors import InvalidSpec
 from herd.store.models import ProfileRow
 from herd.store.spec_rows import profile_in_use
+from herd.types import ResourceType
 
 
 def spec_map(spec: Any) -> dict[str, Any]:
@@ -59,7 +60,7 @@ def _updated_columns(request: ProfileUpdate) -> dict[str, Any]:
 
 
 PROFILES: SpecKind[ProfileRow] = SpecKind(
-    kind="profile",
+    kind=ResourceType.PROFILE,
     plural="profiles",
     model=ProfileRow,
     create_request=ProfileCreate,

@@ -39,7 +39,7 @@ from herd.store import receivers as store
 from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ClusterRow, ReceiverRow
-from herd.types import ActionName
+from herd.types import ActionName, ResourceType
 
 WEBHOOK = "webhook"
 MESSAGE = "message"
@@ -101,7 +101,7 @@ def target_cluster(session: Session, scope: Any, identity: str) -> ClusterRow:
         raise InvalidRequest(
             f"The referenced cluster '{identity}' could not be found.", field="cluster_id"
         ) from None
-    refuse_if_deleting(session, "cluster", [cluster.id])
+    refuse_if_deleting(session, ResourceType.CLUSTER, [cluster.id])
     return cluster
 
 

@@ -25,13 +25,14 @@ from herd.store.events import record
 from herd.store.listing import Query, select_rows
 from herd.store.lookup import find
 from herd.store.spec_rows import SpecRow, new_spec_row
+from herd.types import ResourceType
 
 
 @dataclass(frozen=True)
 class SpecKind(Generic[SpecRow]):
     """What makes profiles and policies different from each other."""
 
-    kind: str
+    kind: ResourceType
     plural: str
     model: type[SpecRow]
     create_request: type[RequestModel]
@@ -48,7 +49,12 @@ class SpecKind(Generic[SpecRow]):
 
 
 def sync_event(
-    session: Session, services: Services, ctx: RequestContext, kind: str, row: Any, what: str
+    session: Session,
+    services: Services,
+    ctx: RequestContext,
+    kind: str,
+    row: Any,
+    what: str,
 ) -> None:
     """The event of a change made in the request itself (no action): e.g. PROFILE_CREATE."""
     record(

@@ -10,7 +10,7 @@ from herd.engine.nodeops import NodeOperations
 from herd.store import actions as action_store
 from herd.store import bindings, clusters, policies, profiles, tombstones
 from herd.store.models import NodeRow
-from herd.types import ClusterStatus
+from herd.types import ClusterStatus, ResourceType
 
 
 def member_regions(nodes: list[NodeRow]) -> set[str]:
@@ -118,7 +118,7 @@ class LifecycleHandlers:
 
     def _keep_tombstone(self, ex: ActionExecution, cluster_id: str, reason: str) -> None:
         with ex.ctx.database.write() as session:
-            tombstones.mark_error(session, "cluster", cluster_id, reason)
+            tombstones.mark_error(session, ResourceType.CLUSTER, cluster_id, reason)
 
     def update(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)

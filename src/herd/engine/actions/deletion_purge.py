@@ -17,7 +17,7 @@ from herd.store import clusters, events, resources, tombstones
 from herd.store.database import Session
 from herd.store.locks import release_all
 from herd.store.models import ActionRow, ClusterRow
-from herd.types import ActionStatus
+from herd.types import ActionStatus, ResourceType
 
 PURGED = "Cancelled: its deletion was purged by an administrator."
 
@@ -69,21 +69,22 @@ def _detach_cluster(session: Session, cluster_id: str) -> list[str]:
 class PurgeHandlers:
     def purge(self, ex: ActionExecution) -> Outcome:
         """Clear the deletion of ``ex.inputs['resource_type']`` ``ex.target``."""
-        kind = str(ex.inputs.get("resource_type", ""))
-        if kind not in resources.ROW_TYPES:
-            return Outcome.failed(f"Cannot purge a deletion of '{kind}'.")
+        given = str(ex.inputs.get("resource_type", ""))
+        if given not in resources.ROW_TYPES:
+            return Outcome.failed(f"Cannot purge a deletion of '{given}'.")
+        kind = ResourceType(given)
         resource_id, ctx = ex.target, ex.ctx
         with ctx.database.write() as session:
             cleaned = _stop_deletion(session, ex.inputs.get("deletion_action"), ctx.now())
             cleaned += _stop_others(session, resource_id, ex.id, ctx.now())
-        if kind == "cluster" and ctx.regions_delete is not None:
+        if kind is ResourceType.CLUSTER and ctx.regions_delete is not None:
             # Outside any transaction: the regional stores may be slow or down.
             error = ctx.regions_delete(ClusterRow(id=resource_id))
             cleaned.append(
                 "regional copies" if error is None else f"regional copies failed ({error})"
             )
         with ctx.database.write() as session:
-            if kind == "cluster":
+            if kind is ResourceType.CLUSTER:
                 cleaned += _detach_cluster(session, resource_id)
             row = resources.get(session, kind, resource_id)
             tombstone = tombstones.get(session, kind, resource_id)
@@ -94,7 +95,7 @@ class PurgeHandlers:
                 oname=getattr(row, "name", "") if row is not None else "",
                 project=tombstone.project if tombstone is not None else ex.project,
                 user=ex.user,
-                cluster_id=resource_id if kind == "cluster" else None,
+                cluster_id=resource_id if kind is ResourceType.CLUSTER else None,
                 action=ex.action,
                 status="PURGED",
                 reason=f"Stuck deletion purged by an administrator; cleaned: {', '.join(cleaned)}.",

@@ -22,7 +22,7 @@ from herd.store import actions as action_store
 from herd.store import clusters, profiles, tombstones
 from herd.store import nodes as node_store
 from herd.store.models import NodeRow
-from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
+from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus, ResourceType
 
 
 def _node(ex: ActionExecution) -> NodeRow | None:
@@ -69,7 +69,7 @@ class NodeHandlers:
         node = _node(ex)
         if node is None:
             with ex.ctx.database.write() as session:
-                tombstones.remove(session, "node", ex.target)
+                tombstones.remove(session, ResourceType.NODE, ex.target)
             return Outcome.ok("Node already deleted.")
         cluster_id = node.cluster_id
         desired: int | None = None
@@ -108,13 +108,13 @@ class NodeHandlers:
         # by a deletion that ended in between (e.g. an engine stopped after the row went).
         with ex.ctx.database.write() as session:
             if node_store.get(session, node.id) is None:
-                tombstones.remove(session, "node", node.id)
+                tombstones.remove(session, ResourceType.NODE, node.id)
         return Outcome.ok("Node deleted successfully.")
 
     def _refused(self, ex: ActionExecution, node: NodeRow, reason: str) -> None:
         """Nothing was deleted: take the tombstone away and give the node its state back."""
         with ex.ctx.database.write() as session:
-            tombstones.remove(session, "node", node.id)
+            tombstones.remove(session, ResourceType.NODE, node.id)
             row = node_store.get(session, node.id)
             if row is not None and row.status == NodeStatus.DELETING:
                 row.status = NodeStatus.ACTIVE if row.physical_id else NodeStatus.ERROR
@@ -124,7 +124,7 @@ class NodeHandlers:
     def _failed(self, ex: ActionExecution, node_id: str, reason: str) -> Outcome:
         """A failed deletion keeps the node's tombstone (ERROR): agents still get 404."""
         with ex.ctx.database.write() as session:
-            tombstones.mark_error(session, "node", node_id, reason)
+            tombstones.mark_error(session, ResourceType.NODE, node_id, reason)
         return Outcome.failed(reason)
 
     def update(self, ex: ActionExecution) -> Outcome:
