@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import threading
-import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import pytest
 from tests.functional.engine.harness import Harness
+from tests.webhook_receiver import Receiver
 
 from herd.types import ActionName, ActionStatus
 
@@ -82,35 +77,6 @@ def test_node_delete_is_checked_by_the_deletion_policy(harness: Harness) -> None
     assert row is not None and row.desired_capacity == 3 and row.status == "WARNING"
 
 
-class Receiver:
-    """A real HTTP receiver for lifecycle hook messages on 127.0.0.1."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.messages.append(json.loads(body))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    r = Receiver()
-    yield r
-    r.server.shutdown()
-
-
 def _complete(harness: Harness, token: str, result: str = "CONTINUE") -> None:
     from herd.store.models import ActionRow
 
@@ -119,13 +85,6 @@ def _complete(harness: Harness, token: str, result: str = "CONTINUE") -> None:
         assert row is not None and row.status == ActionStatus.WAITING_LIFECYCLE_COMPLETION
         row.status = ActionStatus.READY
         row.data = {**row.data, "lifecycle_result": result}
-
-
-def _wait_messages(receiver: Receiver, count: int) -> None:
-    end = time.time() + 10
-    while len(receiver.messages) < count and time.time() < end:
-        time.sleep(0.02)
-    assert len(receiver.messages) >= count
 
 
 def test_webhook_hook_waits_for_completion_and_abandon_keeps_node(
@@ -140,8 +99,7 @@ def test_webhook_hook_waits_for_completion_and_abandon_keeps_node(
         ),
     )
     action_id = harness.submit(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 2})
-    _wait_messages(receiver, 2)
-    tokens = {m["node_id"]: m["lifecycle_action_token"] for m in receiver.messages}
+    tokens = receiver.wait(2)
     assert {m["lifecycle_transition_type"] for m in receiver.messages} == {"termination"}
     assert {m["cluster_id"] for m in receiver.messages} == {cluster}
     first, second = sorted(tokens)
