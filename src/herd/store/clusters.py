@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
 from herd.store.enum_text import equal_to_any
 from herd.store.models import BindingRow, ClusterLockRow, ClusterRow, NodeRow, TombstoneRow
-from herd.types import NodeStatus, ResourceType
+from herd.types import ClusterStatus, NodeStatus, ResourceType
 
 
 def get(session: Session, cluster_id: str) -> ClusterRow | None:
@@ -90,8 +92,46 @@ def has_bindings(session: Session, cluster_id: str) -> bool:
     return bool(session.scalar(select(exists().where(BindingRow.cluster_id == cluster_id))))
 
 
-def add(session: Session, row: ClusterRow) -> None:
+def add_new(
+    session: Session,
+    *,
+    name: str,
+    profile_id: str,
+    min_size: int,
+    max_size: int,
+    desired_capacity: int,
+    timeout: int,
+    metadata: dict[str, Any],
+    config: dict[str, Any],
+    user: str,
+    project: str,
+    now: float,
+) -> ClusterRow:
+    """Add the row of a cluster about to be created (INIT; its action creates the members)."""
+    row = ClusterRow(
+        id=str(uuid.uuid4()),
+        name=name,
+        profile_id=profile_id,
+        init_at=now,
+        created_at=None,
+        updated_at=None,
+        min_size=min_size,
+        max_size=max_size,
+        desired_capacity=desired_capacity,
+        next_index=1,
+        timeout=timeout,
+        status=ClusterStatus.INIT,
+        status_reason="Initializing",
+        meta_data=metadata,
+        data={},
+        config=config,
+        dependents={},
+        user=user,
+        project=project,
+        domain="",
+    )
     session.add(row)
+    return row
 
 
 #: the member columns a cluster operation may filter on (Senlin's ``filters``)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from herd.store.bulk import chunked
 from herd.store.models import NodeRow, ProfileRow
+from herd.types import HealthStatus, NodeStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +117,49 @@ def watch_rows(session: Session, cluster_ids: Collection[str]) -> Sequence[Row[A
     ).all()
 
 
-def add(session: Session, row: NodeRow) -> None:
+def add_new(
+    session: Session,
+    *,
+    name: str,
+    profile_id: str,
+    user: str,
+    project: str,
+    now: float,
+    cluster_id: str | None = None,
+    index: int = -1,
+    role: str = "",
+    metadata: dict[str, Any] | None = None,
+    physical_id: str | None = None,
+    data: dict[str, Any] | None = None,
+    status: NodeStatus = NodeStatus.INIT,
+    status_reason: str = "Initializing",
+) -> NodeRow:
+    """Add a node row with a new id: one being created (INIT), or an adopted resource."""
+    row = NodeRow(
+        id=str(uuid.uuid4()),
+        name=name,
+        physical_id=physical_id,
+        cluster_id=cluster_id,
+        profile_id=profile_id,
+        index=index,
+        role=role,
+        init_at=now,
+        created_at=now if physical_id is not None else None,
+        updated_at=None,
+        status=status,
+        status_reason=status_reason,
+        health=HealthStatus.UNKNOWN,
+        health_reason="",
+        tainted=False,
+        meta_data=metadata or {},
+        data=data or {},
+        dependents={},
+        user=user,
+        project=project,
+        domain="",
+    )
     session.add(row)
+    return row
 
 
 def managing(session: Session, physical_id: str, profile_type: str) -> NodeRow | None:

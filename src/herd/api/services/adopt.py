@@ -24,7 +24,8 @@ from herd.store import profiles
 from herd.store.database import Session
 from herd.store.events import record
 from herd.store.models import NodeRow, ProfileRow
-from herd.types import HealthStatus, NodeStatus, ResourceType
+from herd.store.spec_rows import new_spec_row
+from herd.types import NodeStatus, ResourceType
 
 
 def _preview(
@@ -67,44 +68,33 @@ def adopt_node(
         )
     now = services.now()
     name = request.name or f"node-{uuid.uuid4().hex[:8]}"
-    profile = ProfileRow(
-        id=str(uuid.uuid4()),
+    profile = new_spec_row(
+        ProfileRow,
+        stored=True,
         name=f"prof-{name}",
-        type=full_type,
+        type_name=full_type,
         spec=_spec(full_type, resource),
-        meta_data={},
         user=ctx.user,
         project=ctx.project,
-        domain="",
-        created_at=now,
-        updated_at=None,
+        now=now,
+        meta_data={},
     )
     profiles.add(session, profile)
     sync_event(session, services, ctx, ResourceType.PROFILE, profile, "PROFILE_CREATE")
-    node = NodeRow(
-        id=str(uuid.uuid4()),
+    node = node_store.add_new(
+        session,
         name=name,
-        physical_id=resource.physical_id,
-        cluster_id=None,
         profile_id=profile.id,
-        index=-1,
-        role=request.role or "",
-        init_at=now,
-        created_at=now,
-        updated_at=None,
+        physical_id=resource.physical_id,
+        data=resource.data,
         status=NodeStatus.ACTIVE,
         status_reason="Node adopted successfully",
-        health=HealthStatus.UNKNOWN,
-        health_reason="",
-        tainted=False,
-        meta_data=request.metadata or {},
-        data=resource.data,
-        dependents={},
+        role=request.role or "",
+        metadata=request.metadata or {},
         user=ctx.user,
         project=ctx.project,
-        domain="",
+        now=now,
     )
-    node_store.add(session, node)
     session.flush()
     record(
         session,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from herd.api.auth import RequestContext
@@ -51,32 +50,22 @@ def create_cluster(
     profile = find_referenced(
         session, ProfileRow, request.profile_id, ctx.scope(), ResourceType.PROFILE
     )
-    now = services.now()
-    cluster = ClusterRow(
-        id=str(uuid.uuid4()),
+    cluster = clusters.add_new(
+        session,
         name=request.name,
         profile_id=profile.id,
-        init_at=now,
-        created_at=None,
-        updated_at=None,
         min_size=0 if min_size is None else min_size,
         max_size=-1 if max_size is None else max_size,
         desired_capacity=desired,
-        next_index=1,
         timeout=(
             services.settings.default_action_timeout if request.timeout is None else request.timeout
         ),
-        status=ClusterStatus.INIT,
-        status_reason="Initializing",
-        meta_data=request.metadata or {},
-        data={},
+        metadata=request.metadata or {},
         config=request.config or {},
-        dependents={},
         user=ctx.user,
         project=ctx.project,
-        domain="",
+        now=services.now(),
     )
-    clusters.add(session, cluster)
     action = submit(
         session,
         services,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from herd.api.auth import RequestContext
@@ -20,7 +19,7 @@ from herd.store import nodes as node_store
 from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ActionRow, ClusterRow, NodeRow, ProfileRow
-from herd.types import ActionName, HealthStatus, NodeStatus, ResourceType
+from herd.types import ActionName, NodeStatus, ResourceType
 
 BUSY_STATUSES = (
     NodeStatus.CREATING,
@@ -47,31 +46,18 @@ def create_node(
                 "Node and cluster have different profile type, operation aborted.",
                 field="profile_id",
             )
-    now = services.now()
-    node = NodeRow(
-        id=str(uuid.uuid4()),
+    node = node_store.add_new(
+        session,
         name=request.name,
-        physical_id=None,
-        cluster_id=cluster.id if cluster else None,
         profile_id=profile.id,
+        cluster_id=cluster.id if cluster else None,
         index=clusters.take_index(session, cluster.id) if cluster else -1,
         role=request.role or "",
-        init_at=now,
-        created_at=None,
-        updated_at=None,
-        status=NodeStatus.INIT,
-        status_reason="Initializing",
-        health=HealthStatus.UNKNOWN,
-        health_reason="",
-        tainted=False,
-        meta_data=request.metadata or {},
-        data={},
-        dependents={},
+        metadata=request.metadata or {},
         user=ctx.user,
         project=cluster.project if cluster else ctx.project,
-        domain="",
+        now=services.now(),
     )
-    node_store.add(session, node)
     action = submit(
         session,
         services,
