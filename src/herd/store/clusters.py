@@ -1,4 +1,4 @@
-"""Cluster rows: one cluster, its members and its size, as the engine reads them."""
+"""Cluster rows: new clusters, one cluster, its members and its size, its removal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Node rows: single and batched reads by id, and the rows of one cluster."""
+"""Node rows: new nodes, single and batched reads by id, and the rows of one cluster."""
 
 from __future__ import annotations
 

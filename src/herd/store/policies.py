@@ -1,4 +1,4 @@
-"""Policy rows as the engine reads them (the API's side is store/spec_rows.py)."""
+"""Policy rows by id (creating, listing and their references: store/spec_rows.py)."""
 
 from __future__ import annotations
 

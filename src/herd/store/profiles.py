@@ -1,4 +1,4 @@
-"""Profile rows as the engine reads them (the API's side is store/spec_rows.py)."""
+"""Profile rows by id (creating, listing and their references: store/spec_rows.py)."""
 
 from __future__ import annotations
 
