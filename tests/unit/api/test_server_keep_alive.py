@@ -29,10 +29,12 @@ def test_uvicorn_keeps_idle_connections_as_long_as_the_setting(
     assert frozen == [True, True]  # the app and its modules leave the collector's full passes
 
 
-def test_the_server_freezes_what_exists_at_start() -> None:
-    before = gc.get_freeze_count()
+def test_the_server_freezes_what_exists_at_start_and_collects_young_objects_less_often() -> None:
+    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
     try:
         server.quiet_garbage_collector()
         assert gc.get_freeze_count() > before
+        assert gc.get_threshold()[0] == server.YOUNG_GENERATION_THRESHOLD
     finally:
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
