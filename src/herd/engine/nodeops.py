@@ -343,7 +343,7 @@ class NodeOperations:
                         done_buffer.append(item)
                     stale = self.ctx.now() - last_flush >= FLUSH_AFTER
                     if len(done_buffer) >= FLUSH_EVERY or not pending or (done_buffer and stale):
-                        self.results.flush(ex, done_buffer, results)
+                        self.results.flush(ex, done_buffer, results, verbs)
                         done_buffer = []
                         last_flush = self.ctx.now()
                 else:
@@ -358,10 +358,10 @@ class NodeOperations:
             for future in futures:
                 if not future.cancelled():
                     done_buffer += [i for i in future.result() if i.child_id in pending]
-            self.results.flush(ex, done_buffer, results)
+            self.results.flush(ex, done_buffer, results, verbs)
             self.results.cancel_unfinished(ex)
             raise
-        self.results.flush(ex, done_buffer, results)
+        self.results.flush(ex, done_buffer, results, verbs)
         return results
 
     def _submit(
