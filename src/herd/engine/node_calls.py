@@ -62,6 +62,37 @@ def load_targets(ctx: EngineContext, node_ids: Sequence[str]) -> dict[str, NodeT
     return {n.id: NodeTarget(n, validated.get(n.profile_id, "profile is gone")) for n in nodes}
 
 
+class QuickCalls:
+    """Whether a child's driver call is quick (see ``Driver.calls_are_quick``).
+
+    Asked once per verb and profile: looking the driver up for each of 10,000
+    children showed in profiles of a scale-out.
+    """
+
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self._known: dict[tuple[ActionName, str], bool] = {}
+
+    def __call__(self, verb: ActionName, target: NodeTarget | None) -> bool:
+        if verb is ActionName.NODE_LEAVE:
+            return True
+        if verb not in (ActionName.NODE_CREATE, ActionName.NODE_DELETE) or target is None:
+            return False
+        key = (verb, target.node.profile_id)
+        if key not in self._known:
+            self._known[key] = self._ask(target)
+        return self._known[key]
+
+    def _ask(self, target: NodeTarget) -> bool:
+        if isinstance(target.profile, str):
+            return True  # fails at once without calling a driver
+        profile_type, properties = target.profile
+        try:
+            return self.ctx.drivers.get(profile_type).calls_are_quick(properties)
+        except HerdError:
+            return False
+
+
 def call_driver(
     ctx: EngineContext,
     child_id: str,

@@ -6,6 +6,7 @@ released or deleted, drops the children's node locks and records the events.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,19 +55,34 @@ class NodeResultWriter:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
 
-    def flush(self, ex: ActionExecution, done: list[FinishedCall], results: ChildResults) -> None:
+    def flush(
+        self,
+        ex: ActionExecution,
+        done: list[FinishedCall],
+        results: ChildResults,
+        known_verbs: Mapping[str, ActionName] | None = None,
+    ) -> None:
+        """Write ``done`` back in one transaction.
+
+        ``known_verbs`` (child id -> verb) are the verbs of children read earlier by the
+        caller: a child's verb never changes, and reading it again for every batch showed
+        in profiles of 10,000-node scales.
+        """
         if not done:
             return
         now = self.ctx.now()
         with self.ctx.database.write() as session:
             child_ids = [d.child_id for d in done]
+            unknown = [c for c in child_ids if known_verbs is None or c not in known_verbs]
             verbs = {
                 child_id: ActionName(action)
-                for chunk in chunked(child_ids)
+                for chunk in chunked(unknown)
                 for child_id, action in session.execute(
                     select(ActionRow.id, ActionRow.action).where(ActionRow.id.in_(chunk))
                 )
             }
+            if known_verbs is not None:
+                verbs |= {c: known_verbs[c] for c in child_ids if c in known_verbs}
             recovered = [d for d in done if verbs.get(d.child_id) is ActionName.NODE_RECOVER]
             if recovered:
                 self._flush_recovered(session, ex, recovered, results, now)
@@ -181,7 +197,7 @@ class NodeResultWriter:
         for chunk in chunked(deleted):
             session.execute(delete(NodeRow).where(NodeRow.id.in_(chunk)))
         events.record_many(session, event_rows, now)
-        ended = [row for row in ended if row["id"] in verbs]  # children that still exist
+        ended = [row for row in ended if row["id"] in verbs]  # unknown: the child row is gone
         update_rows(session, ActionRow, ended)
 
     def _recovered(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextvars
 import queue
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -26,7 +26,13 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
 from herd.engine.health.recover_node import mark_recovering
 from herd.engine.hooks import HookWaiter
-from herd.engine.node_calls import NodeTarget, call_driver, call_many, load_targets
+from herd.engine.node_calls import (
+    NodeTarget,
+    QuickCalls,
+    call_driver,
+    call_many,
+    load_targets,
+)
 from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.errors import HerdError
 from herd.store import actions as action_store
@@ -41,10 +47,18 @@ QUICK_BATCH = 100  # quick driver calls (see Driver.calls_are_quick) per pool ta
 
 def node_name(cluster: ClusterRow, index: int) -> str:
     """Senlin's default member name, or the cluster's ``node.name.format``."""
+    return node_namer(cluster)(index)
+
+
+def node_namer(cluster: ClusterRow) -> Callable[[int], str]:
+    """:func:`node_name` for one cluster, its settings read once (plans name thousands)."""
     pattern = (cluster.config or {}).get("node.name.format")
     if isinstance(pattern, str) and pattern:
-        return pattern.replace("$nI", str(index)).replace("$nR", uuid.uuid4().hex[:8])
-    return f"node-{cluster.name}-{index:03d}" if cluster.name else f"node-{uuid.uuid4().hex[:8]}"
+        return lambda index: pattern.replace("$nI", str(index)).replace("$nR", uuid.uuid4().hex[:8])
+    if cluster.name:
+        prefix = f"node-{cluster.name}-"
+        return lambda index: f"{prefix}{index:03d}"
+    return lambda _index: f"node-{uuid.uuid4().hex[:8]}"
 
 
 class NodeOperations:
@@ -77,21 +91,24 @@ class NodeOperations:
                 raise HerdError(f"Cluster {cluster_id} disappeared")
             nodes: list[dict[str, Any]] = []
             children: list[dict[str, Any]] = []
+            namer = node_namer(cluster)
+            next_index = cluster.next_index
+            cluster_id, profile_id, project = cluster.id, cluster.profile_id, cluster.project
             for position, placement in enumerate(placements):
                 if names is not None:
                     name, index = names[position]
                 else:
-                    index = cluster.next_index
-                    cluster.next_index += 1
-                    name = node_name(cluster, index)
+                    index = next_index
+                    next_index += 1
+                    name = namer(index)
                 node_id = str(uuid.uuid4())
                 nodes.append(
                     {
                         "id": node_id,
                         "name": name,
                         "physical_id": None,
-                        "cluster_id": cluster.id,
-                        "profile_id": cluster.profile_id,
+                        "cluster_id": cluster_id,
+                        "profile_id": profile_id,
                         "index": index,
                         "role": "",
                         "init_at": now,
@@ -106,7 +123,7 @@ class NodeOperations:
                         "data": {"placement": dict(placement)} if placement else {},
                         "dependents": {},
                         "user": ex.user,
-                        "project": cluster.project,
+                        "project": project,
                         "domain": "",
                     }
                 )
@@ -114,8 +131,8 @@ class NodeOperations:
                     action_store.action_values(
                         action=ActionName.NODE_CREATE,
                         target=node_id,
-                        cluster_id=cluster.id,
-                        project=cluster.project,
+                        cluster_id=cluster_id,
+                        project=project,
                         user=ex.user,
                         cause=ActionCause.DERIVED,
                         status=ActionStatus.RUNNING,
@@ -124,6 +141,7 @@ class NodeOperations:
                         now=now,
                     )
                 )
+            cluster.next_index = next_index
             session.flush()  # the cluster's next_index, before the bulk statements
             # One statement per table (the plan is one transaction, as before): the
             # ORM's unit of work cost more than the driver calls for sim nodes.
@@ -293,6 +311,7 @@ class NodeOperations:
                 pending[child_id] = future
 
         quick: list[tuple[str, str]] = []
+        is_quick = QuickCalls(self.ctx)
         for row in rows:
             status = ActionStatus(row.status)
             if status is ActionStatus.SUCCEEDED:
@@ -301,7 +320,7 @@ class NodeOperations:
                 results.failed[row.target] = row.status_reason or status
             elif row.id in waiting:
                 continue
-            elif self._is_quick(verbs[row.id], targets.get(row.target)):
+            elif is_quick(verbs[row.id], targets.get(row.target)):
                 quick.append((row.id, row.target))
             else:
                 start([(row.id, row.target)])
@@ -324,7 +343,7 @@ class NodeOperations:
                         done_buffer.append(item)
                     stale = self.ctx.now() - last_flush >= FLUSH_AFTER
                     if len(done_buffer) >= FLUSH_EVERY or not pending or (done_buffer and stale):
-                        self.results.flush(ex, done_buffer, results)
+                        self.results.flush(ex, done_buffer, results, verbs)
                         done_buffer = []
                         last_flush = self.ctx.now()
                 else:
@@ -339,24 +358,11 @@ class NodeOperations:
             for future in futures:
                 if not future.cancelled():
                     done_buffer += [i for i in future.result() if i.child_id in pending]
-            self.results.flush(ex, done_buffer, results)
+            self.results.flush(ex, done_buffer, results, verbs)
             self.results.cancel_unfinished(ex)
             raise
-        self.results.flush(ex, done_buffer, results)
+        self.results.flush(ex, done_buffer, results, verbs)
         return results
-
-    def _is_quick(self, verb: ActionName, target: NodeTarget | None) -> bool:
-        if verb is ActionName.NODE_LEAVE:
-            return True
-        if verb not in (ActionName.NODE_CREATE, ActionName.NODE_DELETE) or target is None:
-            return False
-        if isinstance(target.profile, str):
-            return True  # fails at once without calling a driver
-        profile_type, properties = target.profile
-        try:
-            return self.ctx.drivers.get(profile_type).calls_are_quick(properties)
-        except HerdError:
-            return False
 
     def _submit(
         self, calls: Sequence[tuple[str, ActionName, str, NodeTarget | None, Mapping[str, Any]]]
