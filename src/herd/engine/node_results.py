@@ -10,17 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.orm import Session
-
 from herd.drivers.base import CreatedResource
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
 from herd.engine.health.recover_node import RecoveryOptions, RecoveryOutcome, apply_recovery
 from herd.store import actions as action_store
-from herd.store import events
-from herd.store.bulk import chunked, update_rows
-from herd.store.models import ActionRow, NodeLockRow, NodeRow
+from herd.store import events, locks
+from herd.store import nodes as node_store
+from herd.store.database import Session
+from herd.store.models import ActionRow, NodeRow
 from herd.types import ActionName, ActionStatus, NodeStatus
 
 
@@ -74,13 +72,7 @@ class NodeResultWriter:
         with self.ctx.database.write() as session:
             child_ids = [d.child_id for d in done]
             unknown = [c for c in child_ids if known_verbs is None or c not in known_verbs]
-            verbs = {
-                child_id: ActionName(action)
-                for chunk in chunked(unknown)
-                for child_id, action in session.execute(
-                    select(ActionRow.id, ActionRow.action).where(ActionRow.id.in_(chunk))
-                )
-            }
+            verbs = action_store.verbs_of(session, unknown)
             if known_verbs is not None:
                 verbs |= {c: known_verbs[c] for c in child_ids if c in known_verbs}
             recovered = [d for d in done if verbs.get(d.child_id) is ActionName.NODE_RECOVER]
@@ -89,8 +81,7 @@ class NodeResultWriter:
             simple = [d for d in done if verbs.get(d.child_id) is not ActionName.NODE_RECOVER]
             if simple:
                 self._flush_simple(session, ex, simple, verbs, results, now)
-            for chunk in chunked(child_ids):
-                session.execute(delete(NodeLockRow).where(NodeLockRow.action_id.in_(chunk)))
+            locks.release_nodes_held_by(session, child_ids)
 
     def _flush_recovered(
         self,
@@ -101,18 +92,8 @@ class NodeResultWriter:
         now: float,
     ) -> None:
         """Recoveries change a node in many ways; they keep the ORM, row by row."""
-        child_rows = {
-            r.id: r
-            for r in session.scalars(
-                select(ActionRow).where(ActionRow.id.in_([d.child_id for d in done]))
-            ).all()
-        }
-        node_rows = {
-            r.id: r
-            for r in session.scalars(
-                select(NodeRow).where(NodeRow.id.in_([d.node_id for d in done]))
-            ).all()
-        }
+        child_rows = {r.id: r for r in action_store.get_many(session, [d.child_id for d in done])}
+        node_rows = {r.id: r for r in node_store.get_many(session, [d.node_id for d in done])}
         for item in done:
             node = node_rows.get(item.node_id)
             self._recovered(session, ex, node, item, results, child_rows.get(item.child_id), now)
@@ -131,7 +112,7 @@ class NodeResultWriter:
         The rows written are those the ORM wrote one by one before (the functional
         test ``test_bulk_rows`` compares them).
         """
-        nodes = _node_facts(session, [d.node_id for d in done])
+        nodes = node_store.result_facts(session, [d.node_id for d in done])
         ended: list[dict[str, Any]] = []
         created: list[dict[str, Any]] = []
         failed: list[dict[str, Any]] = []
@@ -185,20 +166,12 @@ class NodeResultWriter:
             )
         # Bulk UPDATE by primary key: one executemany per kind of change.
         for values in (created, failed):
-            update_rows(session, NodeRow, values)
-        for chunk in chunked(left):
-            session.execute(
-                update(NodeRow)
-                .where(NodeRow.id.in_(chunk))
-                .values(
-                    cluster_id=None, index=-1, updated_at=now, status_reason="Node left cluster"
-                )
-            )
-        for chunk in chunked(deleted):
-            session.execute(delete(NodeRow).where(NodeRow.id.in_(chunk)))
+            node_store.update_many(session, values)
+        node_store.leave_cluster_many(session, left, "Node left cluster", now)
+        node_store.delete_many(session, deleted)
         events.record_many(session, event_rows, now)
         ended = [row for row in ended if row["id"] in verbs]  # unknown: the child row is gone
-        update_rows(session, ActionRow, ended)
+        action_store.end_many(session, ended)
 
     def _recovered(
         self,
@@ -230,7 +203,7 @@ class NodeResultWriter:
         now = self.ctx.now()
         with self.ctx.database.write() as session:
             action_store.set_status(session, child_id, ActionStatus.FAILED, reason, now)
-            session.query(NodeLockRow).filter(NodeLockRow.action_id == child_id).delete()
+            locks.release_nodes_held_by(session, [child_id])
 
     def cancel_unfinished(self, ex: ActionExecution) -> None:
         now = self.ctx.now()
@@ -240,8 +213,8 @@ class NodeResultWriter:
                     action_store.set_status(
                         session, child.id, ActionStatus.CANCELLED, "Action execution cancelled", now
                     )
-                    session.query(NodeLockRow).filter(NodeLockRow.action_id == child.id).delete()
-                    node = session.get(NodeRow, child.target)
+                    locks.release_nodes_held_by(session, [child.id])
+                    node = node_store.get(session, child.target)
                     # Not left RECOVERING for good: the health manager checks an ERROR node.
                     if node is not None and node.status == NodeStatus.RECOVERING:
                         node.status = NodeStatus.ERROR
@@ -252,33 +225,3 @@ def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float)
     if child is not None:
         child.status, child.status_reason = status, reason
         child.end_time = child.updated_at = now
-
-
-@dataclass(frozen=True, slots=True)
-class _NodeFacts:
-    """What writing a node's result reads of its row (and what its events name)."""
-
-    id: str
-    name: str
-    project: str
-    cluster_id: str | None
-    status: str
-    created_at: float | None
-    data: dict[str, Any]
-
-
-def _node_facts(session: Session, node_ids: list[str]) -> dict[str, _NodeFacts]:
-    columns = (
-        NodeRow.id,
-        NodeRow.name,
-        NodeRow.project,
-        NodeRow.cluster_id,
-        NodeRow.status,
-        NodeRow.created_at,
-        NodeRow.data,
-    )
-    return {
-        row.id: _NodeFacts(*row)
-        for chunk in chunked(node_ids)
-        for row in session.execute(select(*columns).where(NodeRow.id.in_(chunk)))
-    }

@@ -20,8 +20,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import delete, select, update
-
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
 from herd.engine.health.recover_node import mark_recovering
@@ -36,8 +34,9 @@ from herd.engine.node_calls import (
 from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store.bulk import chunked, insert_rows
-from herd.store.models import ActionRow, ClusterRow, NodeLockRow, NodeRow
+from herd.store import clusters, locks
+from herd.store import nodes as node_store
+from herd.store.models import ClusterRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
 FLUSH_EVERY = 200  # results per transaction at most
@@ -86,7 +85,7 @@ class NodeOperations:
         """
         now = self.ctx.now()
         with self.ctx.database.write() as session:
-            cluster = session.get(ClusterRow, cluster_id)
+            cluster = clusters.get(session, cluster_id)
             if cluster is None:
                 raise HerdError(f"Cluster {cluster_id} disappeared")
             nodes: list[dict[str, Any]] = []
@@ -101,36 +100,21 @@ class NodeOperations:
                     index = next_index
                     next_index += 1
                     name = namer(index)
-                node_id = str(uuid.uuid4())
-                nodes.append(
-                    {
-                        "id": node_id,
-                        "name": name,
-                        "physical_id": None,
-                        "cluster_id": cluster_id,
-                        "profile_id": profile_id,
-                        "index": index,
-                        "role": "",
-                        "init_at": now,
-                        "created_at": None,
-                        "updated_at": now,
-                        "status": NodeStatus.CREATING,
-                        "status_reason": "Creation in progress",
-                        "health": "UNKNOWN",
-                        "health_reason": "",
-                        "tainted": False,
-                        "meta_data": {},
-                        "data": {"placement": dict(placement)} if placement else {},
-                        "dependents": {},
-                        "user": ex.user,
-                        "project": project,
-                        "domain": "",
-                    }
+                node = node_store.planned_values(
+                    name=name,
+                    index=index,
+                    cluster_id=cluster_id,
+                    profile_id=profile_id,
+                    placement=placement,
+                    user=ex.user,
+                    project=project,
+                    now=now,
                 )
+                nodes.append(node)
                 children.append(
                     action_store.action_values(
                         action=ActionName.NODE_CREATE,
-                        target=node_id,
+                        target=node["id"],
                         cluster_id=cluster_id,
                         project=project,
                         user=ex.user,
@@ -145,7 +129,7 @@ class NodeOperations:
             session.flush()  # the cluster's next_index, before the bulk statements
             # One statement per table (the plan is one transaction, as before): the
             # ORM's unit of work cost more than the driver calls for sim nodes.
-            insert_rows(session, NodeRow, nodes)
+            node_store.insert_many(session, nodes)
             action_store.insert_actions(session, children, ex.id)
         return [child["id"] for child in children]
 
@@ -168,20 +152,9 @@ class NodeOperations:
         children: list[dict[str, Any]] = []
         deleting: list[str] = []
         with self.ctx.database.write() as session:
-            connection = session.connection()
-            columns = (
-                NodeRow.id,
-                NodeRow.cluster_id,
-                NodeRow.project,
-                NodeRow.status,
-                NodeRow.physical_id,
-            )
-            rows = [
-                row
-                for chunk in chunked(node_ids)
-                for row in connection.execute(select(*columns).where(NodeRow.id.in_(chunk)))
-            ]
-            for node_id, cluster_id, project, status, physical_id in rows:
+            for node_id, cluster_id, project, status, physical_id in node_store.removal_rows(
+                session, node_ids
+            ):
                 hooked = wait_for_hook and status == NodeStatus.ACTIVE and physical_id
                 children.append(
                     action_store.action_values(
@@ -204,25 +177,11 @@ class NodeOperations:
                 if destroy and not hooked:
                     deleting.append(node_id)
             action_store.insert_actions(session, children, ex.id)
-            for chunk in chunked(deleting):
-                session.execute(
-                    update(NodeRow)
-                    .where(NodeRow.id.in_(chunk))
-                    .values(status=NodeStatus.DELETING, status_reason="Deletion in progress")
-                )
-            # Each child holds its node's lock from the start (a lock an earlier action
-            # left is taken over), in three statements whatever the count.
-            targets = [child["target"] for child in children]
-            for chunk in chunked(targets):
-                session.execute(delete(NodeLockRow).where(NodeLockRow.node_id.in_(chunk)))
-            insert_rows(
-                session,
-                NodeLockRow,
-                [
-                    {"node_id": c["target"], "action_id": c["id"], "updated_at": now}
-                    for c in children
-                ],
+            node_store.set_status_many(
+                session, deleting, NodeStatus.DELETING, "Deletion in progress"
             )
+            # Each child holds its node's lock from the start.
+            locks.hand_nodes_to(session, [(c["target"], c["id"]) for c in children], now)
         child_ids = [child["id"] for child in children]
         if wait_for_hook and hooks:
             HookWaiter(self.ctx).send_all(ex, child_ids, hooks)
@@ -239,8 +198,7 @@ class NodeOperations:
         now = self.ctx.now()
         child_ids: list[str] = []
         with self.ctx.database.write() as session:
-            rows = session.scalars(select(NodeRow).where(NodeRow.id.in_(list(inputs_by_node))))
-            for node in rows.all():
+            for node in node_store.get_many(session, inputs_by_node):
                 child = action_store.new_action(
                     action=ActionName.NODE_RECOVER,
                     target=node.id,
@@ -254,15 +212,10 @@ class NodeOperations:
                     owner=self.ctx.engine_id,
                     now=now,
                 )
-                session.add(child)
+                action_store.add(session, child)
                 action_store.add_dependency(session, child.id, ex.id)
                 mark_recovering(session, node, now)
-                lock = session.get(NodeLockRow, node.id)
-                if lock is None:
-                    session.add(NodeLockRow(node_id=node.id, action_id=child.id, updated_at=now))
-                else:
-                    lock.action_id = child.id
-                    lock.updated_at = now
+                locks.hand_nodes_to(session, [(node.id, child.id)], now)
                 child_ids.append(child.id)
         return child_ids
 
@@ -280,15 +233,11 @@ class NodeOperations:
         last_flush = last_cancel_check = self.ctx.now()
         wanted = set(child_ids or ())
         with self.ctx.database.read() as session:
-            query = select(
-                ActionRow.id,
-                ActionRow.action,
-                ActionRow.status,
-                ActionRow.status_reason,
-                ActionRow.target,
-                ActionRow.inputs,
-            ).where(ActionRow.parent_id == ex.id)
-            rows = [r for r in session.connection().execute(query) if not wanted or r.id in wanted]
+            rows = [
+                r
+                for r in action_store.child_summaries(session, ex.id)
+                if not wanted or r.id in wanted
+            ]
         verbs = {r.id: ActionName(r.action) for r in rows}
         child_inputs = {r.id: dict(r.inputs or {}) for r in rows}
         # READY children were completed through the API before this loop started: they

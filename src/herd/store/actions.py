@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import Row, or_, select, update
 from sqlalchemy.orm import Session
 
-from herd.store.bulk import insert_rows
+from herd.store.bulk import chunked, insert_rows, update_rows
 from herd.store.models import ActionRow, DependencyRow, NodeRow
 from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus
 
@@ -277,3 +277,32 @@ def with_target_nodes(
         .where(ActionRow.id.in_(list(action_ids)))
     ).all()
     return [(action_id, status, node) for action_id, status, node in rows]
+
+
+def verbs_of(session: Session, action_ids: Sequence[str]) -> dict[str, ActionName]:
+    """action id -> its verb, for the actions that exist."""
+    return {
+        action_id: ActionName(action)
+        for chunk in chunked(action_ids)
+        for action_id, action in session.execute(
+            select(ActionRow.id, ActionRow.action).where(ActionRow.id.in_(chunk))
+        )
+    }
+
+
+def child_summaries(session: Session, parent_id: str) -> list[Row[Any]]:
+    """(id, action, status, status_reason, target, inputs) of every child, plain columns."""
+    query = select(
+        ActionRow.id,
+        ActionRow.action,
+        ActionRow.status,
+        ActionRow.status_reason,
+        ActionRow.target,
+        ActionRow.inputs,
+    ).where(ActionRow.parent_id == parent_id)
+    return list(session.connection().execute(query))
+
+
+def end_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Children ended in a batch (each row: ``id``, status, reason, times), one executemany."""
+    update_rows(session, ActionRow, rows)

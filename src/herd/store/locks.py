@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from herd.store.bulk import chunked, insert_rows
 from herd.store.models import ActionRow, ClusterLockRow, EngineRow, NodeLockRow
 from herd.types import ActionStatus, LockScope
 
@@ -137,3 +138,22 @@ def locked_nodes(session: Session, node_ids: Sequence[str], dead_before: float) 
         return set()
     held = session.scalars(select(NodeLockRow.node_id).where(NodeLockRow.node_id.in_(node_ids)))
     return {n for n in held.all() if node_lock_holder(session, n, dead_before) is not None}
+
+
+def release_nodes_held_by(session: Session, action_ids: Sequence[str]) -> None:
+    """Drop the node locks of these actions (children that ended)."""
+    for chunk in chunked(action_ids):
+        session.execute(delete(NodeLockRow).where(NodeLockRow.action_id.in_(chunk)))
+
+
+def hand_nodes_to(session: Session, holders: Sequence[tuple[str, str]], now: float) -> None:
+    """Each (node id, action id): the action holds the node's lock from now on, whoever held
+    it before (a lock an earlier action left is taken over); three statements whatever the
+    count."""
+    for chunk in chunked([node_id for node_id, _ in holders]):
+        session.execute(delete(NodeLockRow).where(NodeLockRow.node_id.in_(chunk)))
+    insert_rows(
+        session,
+        NodeLockRow,
+        [{"node_id": n, "action_id": a, "updated_at": now} for n, a in holders],
+    )

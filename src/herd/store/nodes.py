@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import Row, delete, select, update
 from sqlalchemy.orm import Session
 
-from herd.store.bulk import chunked
+from herd.store.bulk import chunked, insert_rows, update_rows
 from herd.store.models import NodeRow, ProfileRow
 from herd.types import HealthStatus, NodeStatus
 
@@ -169,3 +169,122 @@ def managing(session: Session, physical_id: str, profile_type: str) -> NodeRow |
         .join(ProfileRow, ProfileRow.id == NodeRow.profile_id)
         .where(NodeRow.physical_id == physical_id, ProfileRow.type == profile_type)
     ).first()
+
+
+# -- bulk paths of the engine (thousands of nodes per statement) ------------------------------
+
+
+def planned_values(
+    *,
+    name: str,
+    index: int,
+    cluster_id: str,
+    profile_id: str,
+    placement: Mapping[str, Any] | None,
+    user: str,
+    project: str,
+    now: float,
+) -> dict[str, Any]:
+    """The columns of a node a scale plans to create (CREATING), for :func:`insert_many`."""
+    return {
+        "id": str(uuid.uuid4()),
+        "name": name,
+        "physical_id": None,
+        "cluster_id": cluster_id,
+        "profile_id": profile_id,
+        "index": index,
+        "role": "",
+        "init_at": now,
+        "created_at": None,
+        "updated_at": now,
+        "status": NodeStatus.CREATING,
+        "status_reason": "Creation in progress",
+        "health": HealthStatus.UNKNOWN,
+        "health_reason": "",
+        "tainted": False,
+        "meta_data": {},
+        "data": {"placement": dict(placement)} if placement else {},
+        "dependents": {},
+        "user": user,
+        "project": project,
+        "domain": "",
+    }
+
+
+def insert_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
+    insert_rows(session, NodeRow, rows)
+
+
+def update_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Per-node changes by id (each row: ``id`` plus the same columns), one executemany."""
+    update_rows(session, NodeRow, rows)
+
+
+def set_status_many(
+    session: Session, node_ids: Sequence[str], status: NodeStatus, reason: str
+) -> None:
+    for chunk in chunked(node_ids):
+        session.execute(
+            update(NodeRow).where(NodeRow.id.in_(chunk)).values(status=status, status_reason=reason)
+        )
+
+
+def leave_cluster_many(session: Session, node_ids: Sequence[str], reason: str, now: float) -> None:
+    """The nodes become orphans (their resources stay)."""
+    for chunk in chunked(node_ids):
+        session.execute(
+            update(NodeRow)
+            .where(NodeRow.id.in_(chunk))
+            .values(cluster_id=None, index=-1, updated_at=now, status_reason=reason)
+        )
+
+
+def delete_many(session: Session, node_ids: Sequence[str]) -> None:
+    for chunk in chunked(node_ids):
+        session.execute(delete(NodeRow).where(NodeRow.id.in_(chunk)))
+
+
+def removal_rows(
+    session: Session, node_ids: Iterable[str]
+) -> list[tuple[str, str | None, str, NodeStatus, str | None]]:
+    """(id, cluster_id, project, status, physical_id) of nodes a removal plans children for."""
+    connection = session.connection()
+    columns = (NodeRow.id, NodeRow.cluster_id, NodeRow.project, NodeRow.status, NodeRow.physical_id)
+    return [
+        (row.id, row.cluster_id, row.project, row.status, row.physical_id)
+        for chunk in chunked(node_ids)
+        for row in connection.execute(select(*columns).where(NodeRow.id.in_(chunk)))
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ResultFacts:
+    """What writing a node's result reads of its row (and what its events name)."""
+
+    id: str
+    name: str
+    project: str
+    cluster_id: str | None
+    status: str
+    created_at: float | None
+    data: dict[str, Any]
+
+
+_RESULT_COLUMNS = (
+    NodeRow.id,
+    NodeRow.name,
+    NodeRow.project,
+    NodeRow.cluster_id,
+    NodeRow.status,
+    NodeRow.created_at,
+    NodeRow.data,
+)
+
+
+def result_facts(session: Session, node_ids: Sequence[str]) -> dict[str, ResultFacts]:
+    connection = session.connection()
+    return {
+        row.id: ResultFacts(*row)
+        for chunk in chunked(node_ids)
+        for row in connection.execute(select(*_RESULT_COLUMNS).where(NodeRow.id.in_(chunk)))
+    }
