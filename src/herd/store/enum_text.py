@@ -27,14 +27,15 @@ class EnumText(TypeDecorator[E]):
         # A dict lookup per value read: Enum's own call is several times slower, and the
         # engine reads 100,000 statuses for one scale-in decision.
         self._members: dict[str, E] = {m.value: m for m in enum}
+        # member or its string -> the plain string (str and StrEnum hash alike)
+        self._wire: dict[str, str] = {m.value: str.__str__(m) for m in enum}
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
         if value is None:
             return None
-        # str and StrEnum hash alike, so one dict serves both; the enum's own call then
-        # raises ValueError naming the value that is not a member.
-        member = self._members.get(value)
-        return (member if member is not None else self.enum(value)).value
+        wire = self._wire.get(value)
+        # Not a member: the enum's own call raises ValueError naming the value.
+        return wire if wire is not None else self.enum(value).value
 
     def process_result_value(self, value: Any, dialect: Dialect) -> E | None:
         if value is None:
