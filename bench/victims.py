@@ -13,10 +13,18 @@ already held as columns (``NodeColumns`` with zone codes: what a column-wise
 store query returns) and ranking ``NodeSnapshot`` objects (reading the
 attributes into columns is included in that figure). The *engine path* is what
 a shrink decision costs inside the engine: the members stored in a SQLite
-database (the same generated data), read with the engine's own query
-(``load_cluster_snapshot``, column-wise) and ranked, every run from the
-database. With ``--old-path`` (sizes up to ``--old-max``) it also times the
-path the engine took before (ORM rows, then ``NodeSnapshot`` objects): read once,
+database (the same generated data), read with the engine's own call
+(``load_cluster_snapshot``) and ranked, three ways:
+
+* *cold*: every member read from the database (a process with no member cache);
+* *held*: the members unchanged since the engine's last decision (its member
+  cache answers after one revision lookup);
+* *1%*: another process changed 1% of the members (a status each) since the last
+  decision; the engine reads the revision, the change log and those members, and
+  patches its table (store/member_cache.py).
+
+With ``--old-path`` (sizes up to ``--old-max``) it also times the path the engine
+took before issue 10 (ORM rows, then ``NodeSnapshot`` objects): read once,
 ranked per case, the two added.
 
 Usage: ``python bench/victims.py [--sizes 1000,100000] [--count 100] [--no-senlin]``
@@ -33,6 +41,7 @@ import time
 import uuid
 import venv
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +49,10 @@ from sqlalchemy import insert, select
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.policies.ranking import NodeColumns, rank_victims, rank_victims_by_group
+from herd.store import nodes as node_store
 from herd.store.database import Database
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
-from herd.store.snapshots import cluster_snapshot, load_cluster_snapshot
+from herd.store.snapshots import cluster_snapshot, load_cluster_snapshot, read_members
 from herd.types import Criteria, NodeStatus
 
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -164,9 +174,12 @@ def time_senlin(python: Path, size: int, count: int, repeat: int) -> dict[str, f
     return result
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
+def best(fn: Callable[[], object], repeat: int, setup: Callable[[], None] | None = None) -> float:
+    """The fastest of ``repeat`` runs of ``fn`` (``setup`` runs untimed before each)."""
     times = []
     for _ in range(repeat):
+        if setup is not None:
+            setup()
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
@@ -278,18 +291,44 @@ def _old_snapshot(db: Database, cluster_id: str) -> ClusterSnapshot:
         return cluster_snapshot(cluster, nodes, times)
 
 
-def time_engine(
-    size: int, count: int, repeat: int, old_path: bool
-) -> dict[str, tuple[float, float | None]]:
-    """Per case: (seconds to query and rank now, seconds the previous path took or None)."""
-    quotas = {"AZ1": count - 2 * (count // 3), "AZ2": count // 3, "AZ3": count // 3}
-    out: dict[str, tuple[float, float | None]] = {}
-    with tempfile.TemporaryDirectory(prefix="herd-victims-") as tmp:
-        db = Database(f"sqlite:///{tmp}/herd.db")
-        db.migrate()
-        cluster_id = store_members(db, generate(size))
+#: Share of the members changed between two decisions in the "changed" engine case.
+CHANGED_SHARE = 0.01
 
-        def decide(criteria: Criteria, zones: bool) -> object:
+
+@dataclass
+class EngineTimes:
+    """One case inside the engine, in seconds (None: not run)."""
+
+    cold: float  # members read from the database (no member cache), then ranked
+    held: float  # members unchanged since the last decision: revision check, then ranked
+    changed: float  # 1% of members changed elsewhere since: patched from the change log
+    before: float | None  # the path before issue 10 (ORM rows, then snapshots)
+
+
+def time_engine(size: int, count: int, repeat: int, old_path: bool) -> dict[str, EngineTimes]:
+    """Per case: the engine's decision (query + rank) cold, held, after a change, and before."""
+    quotas = {"AZ1": count - 2 * (count // 3), "AZ2": count // 3, "AZ3": count // 3}
+    out: dict[str, EngineTimes] = {}
+    with tempfile.TemporaryDirectory(prefix="herd-victims-") as tmp:
+        url = f"sqlite:///{tmp}/herd.db"
+        engine_db = Database(url)  # the engine's process, with its member cache
+        engine_db.migrate()
+        cold_db = Database(url, member_cache_members=0)
+        elsewhere = Database(url)  # another process that writes members
+        cluster_id = store_members(engine_db, generate(size))
+        with engine_db.read() as session:
+            ids = list(read_members(session, cluster_id).lists.ids)
+        step = max(1, int(size * CHANGED_SHARE))
+        flips = iter(range(10**9))
+
+        def change_some() -> None:
+            turn = next(flips)
+            start = (turn * step) % size
+            status = NodeStatus.WARNING if turn % 2 == 0 else NodeStatus.ACTIVE
+            with elsewhere.write() as session:
+                node_store.set_status_many(session, ids[start : start + step], status, "bench")
+
+        def decide(db: Database, criteria: Criteria, zones: bool) -> object:
             with db.read() as session:
                 snapshot = load_cluster_snapshot(session, cluster_id)
             assert snapshot is not None and len(snapshot.nodes) == size
@@ -301,12 +340,17 @@ def time_engine(
         read_old = 0.0
         if old_path:
             started = time.perf_counter()
-            old = _old_snapshot(db, cluster_id)
+            old = _old_snapshot(engine_db, cluster_id)
             read_old = time.perf_counter() - started
         for criteria in CRITERIA:
             for zones in (False, True):
                 case = f"{criteria.value}/{'zones' if zones else 'global'}"
-                now = best(lambda c=criteria, z=zones: decide(c, z), repeat)
+                cold = best(lambda c=criteria, z=zones: decide(cold_db, c, z), repeat)
+                decide(engine_db, criteria, zones)  # the cache holds the members now
+                held = best(lambda c=criteria, z=zones: decide(engine_db, c, z), repeat)
+                changed = best(
+                    lambda c=criteria, z=zones: decide(engine_db, c, z), repeat, change_some
+                )
                 before = None
                 if old is not None:
                     before = read_old + best(
@@ -317,8 +361,11 @@ def time_engine(
                         ),
                         repeat,
                     )
-                out[case] = (now, before)
-        db.dispose()
+                out[case] = EngineTimes(cold, held, changed, before)
+        counts = engine_db.member_cache.counts
+        assert counts.patches >= len(out) * repeat, counts  # the changed runs were patches
+        for database in (engine_db, cold_db, elsewhere):
+            database.dispose()
     return out
 
 
@@ -345,9 +392,9 @@ def main() -> None:
     if python is None:
         print(f"Senlin not timed: {why}")
     header = (
-        f"{'nodes':>9} {'criterion':<21} {'mode':<6} {'senlin ms':>10} "
-        f"{'herd cols ms':>12} {'herd snap ms':>12} {'engine ms':>10} {'old eng ms':>10} "
-        f"{'x (cols)':>9} {'x (snap)':>9} {'x (engine)':>10}"
+        f"{'nodes':>9} {'criterion':<21} {'mode':<6} {'senlin ms':>10} {'herd cols ms':>12} "
+        f"{'eng cold ms':>11} {'eng held ms':>11} {'eng 1% ms':>10} {'old eng ms':>10} "
+        f"{'x (cols)':>9} {'x (cold)':>9} {'x (held)':>9} {'x (1%)':>9}"
     )
     print(f"{args.count} victims per selection, 3 zones, best of N runs\n{header}")
     print("-" * len(header))
@@ -359,18 +406,22 @@ def main() -> None:
                 senlin = time_senlin(python, size, args.count, repeat)
             except subprocess.CalledProcessError as exc:
                 print(f"Senlin run failed at {size}: {exc.stderr.strip()[-400:]}")
-        engine: dict[str, tuple[float, float | None]] = {}
+        engine: dict[str, EngineTimes] = {}
         if not args.no_engine:
             old = args.old_path and size <= args.old_max
             engine = time_engine(size, args.count, repeat, old)
-        for case, (cols_s, snap_s) in time_herd(size, args.count, repeat).items():
+        for case, (cols_s, _snap_s) in time_herd(size, args.count, repeat).items():
             criterion, mode = case.split("/")
             theirs = senlin.get(case)
-            engine_s, old_s = engine.get(case, (None, None))
+            e = engine.get(case)
+            cold, held, changed, before = (
+                (e.cold, e.held, e.changed, e.before) if e else (None, None, None, None)
+            )
             print(
                 f"{size:>9,} {criterion:<21} {mode:<6} {ms(theirs)} {ms(cols_s):>12} "
-                f"{ms(snap_s):>12} {ms(engine_s)} {ms(old_s)} {ratio(theirs, cols_s):>9} "
-                f"{ratio(theirs, snap_s):>9} {ratio(theirs, engine_s):>10}",
+                f"{ms(cold):>11} {ms(held):>11} {ms(changed)} {ms(before)} "
+                f"{ratio(theirs, cols_s):>9} {ratio(theirs, cold):>9} {ratio(theirs, held):>9} "
+                f"{ratio(theirs, changed):>9}",
                 flush=True,
             )
 

@@ -28,6 +28,11 @@ from tests.postgres import (
 from tests.webhook_receiver import Receiver
 
 from herd.config import Settings
+from herd.store import member_cache
+
+# Every member table the cache hands out in these tests is compared with a full read at the
+# same revision: a node writer that forgets the member revision fails the tests that use it.
+member_cache.AUDIT = True
 
 with warnings.catch_warnings():
     # Starlette >= 1.x deprecates httpx in its TestClient (it wants httpx2); the

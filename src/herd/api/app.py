@@ -105,7 +105,11 @@ def create_app(
     db = (
         database
         if database is not None
-        else Database(settings.database_url(), sqlite_synchronous=settings.sqlite_synchronous)
+        else Database(
+            settings.database_url(),
+            sqlite_synchronous=settings.sqlite_synchronous,
+            member_cache_members=settings.member_cache_members,
+        )
     )
     db.migrate()
     services = Services(

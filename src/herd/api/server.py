@@ -122,7 +122,11 @@ def serve_workers(settings: Settings) -> None:
     from herd.regions import Regions
     from herd.store.database import Database
 
-    database = Database(settings.database_url(), sqlite_synchronous=settings.sqlite_synchronous)
+    database = Database(
+        settings.database_url(),
+        sqlite_synchronous=settings.sqlite_synchronous,
+        member_cache_members=settings.member_cache_members,
+    )
     database.migrate()
     regions = Regions.from_settings(settings) if settings.regions else None
     engine = None

@@ -31,7 +31,11 @@ def _database(data_dir: Any, db_url: str | None) -> Any:
     from herd.store.database import Database
 
     settings = load_settings(data_dir=data_dir, db_url=db_url)
-    database = Database(settings.database_url(), sqlite_synchronous=settings.sqlite_synchronous)
+    database = Database(
+        settings.database_url(),
+        sqlite_synchronous=settings.sqlite_synchronous,
+        member_cache_members=settings.member_cache_members,
+    )
     database.migrate()
     return database
 

@@ -219,7 +219,11 @@ def run_forever(
     sits beside the engine and cannot be imported from here.
     """
     logs.configure(settings.log_format)
-    database = Database(settings.database_url(), sqlite_synchronous=settings.sqlite_synchronous)
+    database = Database(
+        settings.database_url(),
+        sqlite_synchronous=settings.sqlite_synchronous,
+        member_cache_members=settings.member_cache_members,
+    )
     database.migrate()
     metrics = HerdMetrics()
     if settings.engine_metrics_port is not None:

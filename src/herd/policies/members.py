@@ -10,9 +10,12 @@ counting zones, the preview showing victims).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import overload
+
+import numpy as np
 
 from herd.domain.snapshots import NodeSnapshot
 from herd.policies.ranking import NodeColumns
@@ -39,27 +42,35 @@ class MemberLists:
 
 
 class MemberTable(Sequence[NodeSnapshot]):
-    """Members as columns; ``table[i]`` is the i-th member as a NodeSnapshot."""
+    """Members as columns; ``table[i]`` is the i-th member as a NodeSnapshot.
 
-    __slots__ = ("columns", "lists")
+    A table is never changed once built (a cache may hand one table to several
+    decisions at once); :meth:`patched` builds a new one.
+    """
 
-    def __init__(self, lists: MemberLists) -> None:
+    __slots__ = ("_positions", "columns", "lists")
+
+    def __init__(self, lists: MemberLists, columns: NodeColumns | None = None) -> None:
         self.lists = lists
         #: What the ranking sorts, built once per table (the BEFORE check and the
         #: shrink decision of one action read the same table).
-        self.columns = NodeColumns.from_arrays(
-            lists.ids,
-            index=lists.index,
-            status=lists.status,
-            health=lists.health,
-            tainted=lists.tainted,
-            created_at=[float("nan") if t is None else t for t in lists.created_at],
-            profile_created_at=[float("nan") if t is None else t for t in lists.profile_created_at],
-            deletion_cost=lists.deletion_cost,
-            protected=lists.protected,
-            zone=lists.zone,
-            region=lists.region,
-        )
+        self.columns = columns if columns is not None else _columns(lists)
+        self._positions: dict[str, int] | None = None
+
+    def position_of(self) -> dict[str, int]:
+        """Member id -> position (built on first use)."""
+        if self._positions is None:
+            self._positions = dict(zip(self.lists.ids, range(len(self.lists.ids)), strict=True))
+        return self._positions
+
+    def patched(self, changed: Collection[str], fresh: MemberTable) -> MemberTable:
+        """This table with the members in ``changed`` replaced by ``fresh``.
+
+        ``fresh`` holds the current rows of the changed members still in the
+        cluster (by index); changed members it lacks have left. The result is what
+        reading every member again would give, in index order.
+        """
+        return _patch(self, changed, fresh)
 
     def __len__(self) -> int:
         return len(self.lists.ids)
@@ -114,3 +125,95 @@ def member_labels(nodes: Sequence[NodeSnapshot], key: str) -> Sequence[str | Non
     if isinstance(nodes, MemberTable):
         return nodes.lists.zone if key == "zone" else nodes.lists.region
     return [getattr(node, key) for node in nodes]
+
+
+def _columns(lists: MemberLists) -> NodeColumns:
+    return NodeColumns.from_arrays(
+        lists.ids,
+        index=lists.index,
+        status=lists.status,
+        health=lists.health,
+        tainted=lists.tainted,
+        created_at=[float("nan") if t is None else t for t in lists.created_at],
+        profile_created_at=[float("nan") if t is None else t for t in lists.profile_created_at],
+        deletion_cost=lists.deletion_cost,
+        protected=lists.protected,
+        zone=lists.zone,
+        region=lists.region,
+    )
+
+
+_LIST_FIELDS = tuple(MemberLists.__dataclass_fields__)
+_ARRAY_FIELDS = (
+    "index",
+    "bucket",
+    "created_at",
+    "profile_created_at",
+    "deletion_cost",
+    "protected",
+)
+
+
+def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> MemberTable:
+    """See :meth:`MemberTable.patched`.
+
+    A member whose row changed but kept its index (a mark, a status change, a
+    recreation) is replaced where it stands; one that left is dropped; one that
+    joined is appended, and only then are the members sorted by index again.
+    Copying the lists and arrays is the cost: a dozen list copies per patch.
+    """
+    positions = table.position_of()
+    old, new = table.lists, fresh.lists
+    in_place: list[tuple[int, int]] = []  # (position here, position in fresh)
+    joined: list[int] = []
+    for at, node_id in enumerate(new.ids):
+        here = positions.get(node_id)
+        if here is not None and old.index[here] == new.index[at]:
+            in_place.append((here, at))
+        else:
+            joined.append(at)
+    replaced = {here for here, _ in in_place}
+    dropped = sorted(
+        positions[i] for i in changed if i in positions and positions[i] not in replaced
+    )
+    lists = {name: list(getattr(old, name)) for name in _LIST_FIELDS}
+    arrays = {name: getattr(table.columns, name).copy() for name in _ARRAY_FIELDS}
+    for here, at in in_place:
+        for name, values in lists.items():
+            values[here] = getattr(new, name)[at]
+        for name, array in arrays.items():
+            array[here] = getattr(fresh.columns, name)[at]
+    if dropped:
+        keep = np.ones(len(old.ids), dtype=bool)
+        keep[dropped] = False
+        kept = keep.tolist()
+        lists = {name: list(compress(values, kept)) for name, values in lists.items()}
+        arrays = {name: array[keep] for name, array in arrays.items()}
+    if joined:
+        for name, values in lists.items():
+            source = getattr(new, name)
+            values.extend(source[at] for at in joined)
+        for name, array in arrays.items():
+            arrays[name] = np.concatenate((array, getattr(fresh.columns, name)[joined]))
+        index = arrays["index"]
+        if len(index) > 1 and bool((index[1:] < index[:-1]).any()):
+            order = np.argsort(index, kind="stable")
+            picks = order.tolist()
+            lists = {name: [values[i] for i in picks] for name, values in lists.items()}
+            arrays = {name: array[order] for name, array in arrays.items()}
+    member_lists = MemberLists(**lists)
+    columns = NodeColumns(
+        ids=member_lists.ids,
+        zone=member_lists.zone,
+        region=member_lists.region,
+        index=arrays["index"],
+        bucket=arrays["bucket"],
+        created_at=arrays["created_at"],
+        profile_created_at=arrays["profile_created_at"],
+        deletion_cost=arrays["deletion_cost"],
+        protected=arrays["protected"],
+    )
+    patched = MemberTable(member_lists, columns)
+    if not dropped and not joined:
+        patched._positions = positions  # every member kept its place
+    return patched

@@ -137,10 +137,12 @@ def _execute_many(
     connection.exec_driver_sql(prepared.sql, prepared.parameters(rows))
 
 
-def insert_rows(session: Session, model: type[Base], rows: Sequence[Mapping[str, Any]]) -> None:
+def insert_rows(
+    session: Session | Connection, model: type[Base], rows: Sequence[Mapping[str, Any]]
+) -> None:
     """INSERT ``rows`` (keyed by attribute name, all with the same keys) in one executemany."""
     if rows:
-        connection = session.connection()
+        connection = session.connection() if isinstance(session, Session) else session
         _execute_many(connection, _insert(model, tuple(rows[0]), connection.dialect), rows)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
+from herd.store import member_revisions
 from herd.store.enum_text import equal_to_any
 from herd.store.models import BindingRow, ClusterLockRow, ClusterRow, NodeRow, TombstoneRow
 from herd.types import ClusterStatus, NodeStatus, ResourceType
@@ -42,6 +43,7 @@ def detach_everything(session: Session, cluster_id: str, reason: str) -> int:
     """
     session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster_id))
     session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster_id))
+    member_revisions.touch(session, cluster_id, (member_revisions.EVERY_MEMBER,))
     orphaned = session.execute(
         update(NodeRow)
         .where(NodeRow.cluster_id == cluster_id)
@@ -64,6 +66,7 @@ def remove(session: Session, cluster_id: str) -> None:
     row = session.get(ClusterRow, cluster_id)
     if row is not None:
         session.delete(row)
+    member_revisions.forget(session, cluster_id)
 
 
 def member_at(session: Session, cluster_id: str, index: int, other_than: str) -> NodeRow | None:

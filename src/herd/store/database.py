@@ -24,6 +24,9 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from herd.store import member_cache, member_revisions
+from herd.store.member_cache import MemberCache
+
 # Session, Connection and IntegrityError are named here so that the API and the engine can
 # annotate with them and answer a constraint's refusal without importing SQLAlchemy.
 __all__ = [
@@ -40,6 +43,8 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: the ``PRAGMA synchronous`` levels herd accepts (both durable across process crashes in WAL)
 SQLITE_SYNCHRONOUS = ("NORMAL", "FULL")
+#: members (over all clusters) a process keeps in memory between decisions
+DEFAULT_MEMBER_CACHE = 2_000_000
 
 
 def _normalise_url(url: str) -> str:
@@ -95,7 +100,13 @@ class Database:
     commits. Repositories take the session as an argument and never commit.
     """
 
-    def __init__(self, url: str, *, sqlite_synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        sqlite_synchronous: str = "NORMAL",
+        member_cache_members: int = DEFAULT_MEMBER_CACHE,
+    ) -> None:
         if sqlite_synchronous not in SQLITE_SYNCHRONOUS:
             raise ValueError(f"sqlite_synchronous must be one of {SQLITE_SYNCHRONOUS}")
         self.url = _normalise_url(url)
@@ -126,8 +137,14 @@ class Database:
         self._write_lock: threading.RLock | contextlib.nullcontext[None] = (
             threading.RLock() if self.is_sqlite else contextlib.nullcontext()
         )
-        self._write_sessions = sessionmaker(self.write_engine, expire_on_commit=False)
-        self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False)
+        #: cluster members this process read, reused while their member revision holds
+        self.member_cache = MemberCache(member_cache_members)
+        info = {member_cache.SESSION_KEY: self.member_cache}
+        self._write_sessions = sessionmaker(self.write_engine, expire_on_commit=False, info=info)
+        self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False, info=info)
+        # Every transaction that writes member rows bumps their cluster's member revision.
+        member_revisions.track(self._write_sessions)
+        member_revisions.track(self._read_sessions)
 
     @contextmanager
     def write(self) -> Iterator[Session]:

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, insert, select, update
+from sqlalchemy.orm import Session
 
 from herd.errors import MultipleChoices, NotFound
-from herd.store import node_reads
+from herd.store import member_revisions, node_reads
 from herd.store.lookup import Scope
 from herd.store.models import (
     ActionRow,
@@ -222,7 +223,8 @@ _INSERT_EVENT = insert(EventRow)
 
 
 def write_health(
-    connection: Connection,
+    session: Session,
+    cluster_id: str,
     member: Member,
     *,
     health: str,
@@ -233,7 +235,8 @@ def write_health(
     """Store the member's new health; return its view values as they now are."""
     values = list(member.values)
     generation = (values[GENERATION] or 0) + 1
-    connection.execute(
+    member_revisions.touch(session, cluster_id, (member.id,))
+    session.connection().execute(
         _WRITE_HEALTH,
         {
             "node_id": member.id,

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Connection,
     Float,
@@ -114,6 +115,31 @@ class NodeRow(OwnedMixin, Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     dependents: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     deleted_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class MemberRevisionRow(Base):
+    """How many times a cluster's members have changed (see store/member_revisions.py).
+
+    Bumped as the last statement of every transaction that writes the cluster's
+    node rows, so a revision names a commit-ordered state of the members.
+    """
+
+    __tablename__ = "member_revisions"
+
+    cluster_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    revision: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: changes up to this revision are no longer in member_changes
+    horizon: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class MemberChangeRow(Base):
+    """A node whose row changed in a revision of its cluster (kept for recent revisions)."""
+
+    __tablename__ = "member_changes"
+
+    cluster_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    revision: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    node_id: Mapped[str] = mapped_column(ID, primary_key=True)
 
 
 class PolicyRow(OwnedMixin, Base):

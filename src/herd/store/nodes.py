@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Row, delete, select, update
 from sqlalchemy.orm import Session
 
+from herd.store import member_revisions
 from herd.store.bulk import chunked, insert_rows, update_rows
 from herd.store.models import NodeRow, ProfileRow
 from herd.types import HealthStatus, NodeStatus
@@ -213,16 +214,26 @@ def planned_values(
 
 def insert_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
     insert_rows(session, NodeRow, rows)
+    by_cluster: dict[str | None, list[str]] = {}
+    for row in rows:
+        by_cluster.setdefault(row["cluster_id"], []).append(row["id"])
+    for cluster_id, ids in by_cluster.items():
+        member_revisions.touch(session, cluster_id, ids)
 
 
 def update_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
     """Per-node changes by id (each row: ``id`` plus the same columns), one executemany."""
+    member_revisions.touch_nodes(session, [row["id"] for row in rows])
+    for row in rows:
+        if "cluster_id" in row:  # joining another cluster: that one changes too
+            member_revisions.touch(session, row["cluster_id"], (row["id"],))
     update_rows(session, NodeRow, rows)
 
 
 def set_status_many(
     session: Session, node_ids: Sequence[str], status: NodeStatus, reason: str
 ) -> None:
+    member_revisions.touch_nodes(session, node_ids)
     for chunk in chunked(node_ids):
         session.execute(
             update(NodeRow).where(NodeRow.id.in_(chunk)).values(status=status, status_reason=reason)
@@ -231,6 +242,7 @@ def set_status_many(
 
 def leave_cluster_many(session: Session, node_ids: Sequence[str], reason: str, now: float) -> None:
     """The nodes become orphans (their resources stay)."""
+    member_revisions.touch_nodes(session, node_ids)
     for chunk in chunked(node_ids):
         session.execute(
             update(NodeRow)
@@ -240,6 +252,7 @@ def leave_cluster_many(session: Session, node_ids: Sequence[str], reason: str, n
 
 
 def delete_many(session: Session, node_ids: Sequence[str]) -> None:
+    member_revisions.touch_nodes(session, node_ids)
     for chunk in chunked(node_ids):
         session.execute(delete(NodeRow).where(NodeRow.id.in_(chunk)))
 

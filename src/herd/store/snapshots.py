@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.domain.values import parse_bool
 from herd.policies.members import MemberLists, MemberTable
+from herd.store import member_cache, member_revisions
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
 from herd.types import ClusterStatus, HealthStatus, NodeStatus
 
@@ -78,7 +79,19 @@ def _metadata(raw: Any) -> Mapping[str, Any]:
 
 
 def member_table(session: Session, cluster_id: str) -> MemberTable:
-    """A cluster's members (by index) as columns, read with one select."""
+    """A cluster's members (by index) as columns: from the process's member cache when the
+    session has one (checked against the member revision), else read with one select."""
+    cache = member_cache.of(session)
+    if cache is None or member_revisions.has_own_writes(session, cluster_id):
+        return read_members(session, cluster_id)
+    return cache.members(session, cluster_id, read_members)
+
+
+def read_members(
+    session: Session, cluster_id: str, changed_after: int | None = None
+) -> MemberTable:
+    """A cluster's members (by index) as columns, read with one select; with
+    ``changed_after``, only those written after that member revision."""
     query = (
         select(
             NodeRow.id,
@@ -99,6 +112,10 @@ def member_table(session: Session, cluster_id: str) -> MemberTable:
         .where(NodeRow.cluster_id == cluster_id)
         .order_by(NodeRow.index)
     )
+    if changed_after is not None:
+        query = query.where(
+            NodeRow.id.in_(member_revisions.changed_since_query(cluster_id, changed_after))
+        )
     # On the connection, not the session: the ORM's result handling doubled the cost.
     rows = session.connection().execute(query).all()
     if not rows:

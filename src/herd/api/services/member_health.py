@@ -90,7 +90,8 @@ def mark_member(
     changed = (current_health, values[member_marks.HEALTH_REASON]) != (new_health, reason)
     now = services.now()
     values = member_marks.write_health(
-        connection,
+        session,
+        cluster.id,
         member,
         health=new_health,
         reason=reason,

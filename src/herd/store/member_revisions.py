@@ -1,0 +1,185 @@
+"""A commit-ordered revision of each cluster's members, and the nodes each revision touched.
+
+A process may keep a cluster's members in memory between decisions
+(store/member_cache.py) only if it can tell, cheaply and without fail, whether
+they changed since it read them. So every transaction that writes node rows
+names the clusters and nodes it wrote: store functions that write with Core
+statements call :func:`touch`, and a session hook (:func:`track`) sees the ORM's
+own flushes. Just before the transaction commits, :func:`publish` bumps each
+touched cluster's ``member_revisions.revision`` and logs the touched node ids
+under the new revision in ``member_changes`` (the last few revisions are kept).
+
+Why the bump comes last, in cluster-id order, in the writer's own transaction:
+
+* a revision a reader sees was committed together with the member rows it
+  names, so a reader that reads the revision first and the members after sees at
+  least that state (on PostgreSQL's READ COMMITTED too);
+* on PostgreSQL the bump locks the ``member_revisions`` row until commit, which
+  orders bumps of one cluster by commit; nothing else locks those rows, and a
+  transaction holding one only bumps others in id order and then commits, so no
+  cycle of waits can pass through them (the versioning trigger considered in
+  issue 10 would have locked the cluster row halfway through transactions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from itertools import chain
+from typing import Any
+
+from sqlalchemy import Connection, delete, event, inspect, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, sessionmaker
+
+from herd.store.bulk import chunked, insert_rows
+from herd.store.models import MemberChangeRow, MemberRevisionRow, NodeRow
+
+#: session.info key: cluster id -> ids of the nodes written in the open transaction
+_PENDING = "herd.member_touches"
+#: A logged node id meaning "every member may have changed": read them all again.
+EVERY_MEMBER = "*"
+#: More nodes than this in one revision are logged as EVERY_MEMBER.
+LOG_LIMIT = 20_000
+#: Revisions whose changes stay in member_changes (a reader further behind reads everything).
+KEPT_REVISIONS = 64
+
+
+def touch(session: Session, cluster_id: str | None, node_ids: Iterable[str]) -> None:
+    """Note that this transaction wrote these nodes of the cluster (None: orphans, ignored)."""
+    if cluster_id is None:
+        return
+    pending: dict[str, set[str]] = session.info.setdefault(_PENDING, {})
+    pending.setdefault(cluster_id, set()).update(node_ids)
+
+
+def touch_nodes(session: Session, node_ids: Iterable[str]) -> None:
+    """:func:`touch` nodes known by id only: their clusters are read first.
+
+    Call it before a statement that moves or deletes them (afterwards their
+    cluster is no longer known).
+    """
+    for chunk in chunked(node_ids):
+        query = select(NodeRow.cluster_id, NodeRow.id).where(
+            NodeRow.id.in_(chunk), NodeRow.cluster_id.is_not(None)
+        )
+        by_cluster: dict[str | None, list[str]] = {}
+        for cluster_id, node_id in session.execute(query):
+            by_cluster.setdefault(cluster_id, []).append(node_id)
+        for cluster_id, ids in by_cluster.items():
+            touch(session, cluster_id, ids)
+
+
+def has_own_writes(session: Session, cluster_id: str) -> bool:
+    """Whether the open transaction wrote (or holds unflushed changes to) the cluster's nodes.
+
+    Such a transaction must read its members from the database: what it wrote is
+    not committed, so no cached copy holds it.
+    """
+    if cluster_id in session.info.get(_PENDING, ()):
+        return True
+    return any(
+        isinstance(obj, NodeRow) for obj in chain(session.new, session.dirty, session.deleted)
+    )
+
+
+def forget(session: Session, cluster_id: str) -> None:
+    """Drop a removed cluster's revision and log (in the caller's transaction)."""
+    session.flush()
+    session.info.get(_PENDING, {}).pop(cluster_id, None)
+    session.execute(delete(MemberChangeRow).where(MemberChangeRow.cluster_id == cluster_id))
+    session.execute(delete(MemberRevisionRow).where(MemberRevisionRow.cluster_id == cluster_id))
+
+
+def track(sessions: sessionmaker[Session]) -> None:
+    """Make every session of ``sessions`` publish the member changes it commits."""
+    event.listen(sessions, "after_flush", _seen_in_flush)
+    event.listen(sessions, "before_commit", _before_commit)
+    event.listen(sessions, "after_rollback", _after_rollback)
+
+
+def _seen_in_flush(session: Session, _flush_context: Any) -> None:
+    # After a flush the session still lists what it flushed, with attribute history.
+    for obj in chain(session.new, session.dirty, session.deleted):
+        if isinstance(obj, NodeRow):
+            history = inspect(obj).attrs.cluster_id.history
+            for cluster_id in chain(history.added, history.unchanged, history.deleted):
+                touch(session, cluster_id, (obj.id,))
+
+
+def _before_commit(session: Session) -> None:
+    session.flush()  # the ORM's last changes, seen by _seen_in_flush
+    pending = session.info.pop(_PENDING, None)
+    if pending:
+        publish(session.connection(), pending)
+
+
+def _after_rollback(session: Session) -> None:
+    session.info.pop(_PENDING, None)
+
+
+def publish(connection: Connection, touched: Mapping[str, set[str]]) -> None:
+    """Bump each touched cluster's revision and log its nodes: the transaction's last statements."""
+    for cluster_id in sorted(touched):
+        revision = _bump(connection, cluster_id)
+        node_ids = touched[cluster_id]
+        logged = sorted(node_ids) if len(node_ids) <= LOG_LIMIT else [EVERY_MEMBER]
+        rows = [{"cluster_id": cluster_id, "revision": revision, "node_id": n} for n in logged]
+        insert_rows(connection, MemberChangeRow, rows)
+        if revision % KEPT_REVISIONS == 0:
+            _prune(connection, cluster_id, revision - KEPT_REVISIONS)
+
+
+def _bump(connection: Connection, cluster_id: str) -> int:
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    table = MemberRevisionRow.__table__
+    statement = (
+        dialect.insert(table)
+        .values(cluster_id=cluster_id, revision=1, horizon=0)
+        .on_conflict_do_update(
+            index_elements=[table.c.cluster_id], set_={"revision": table.c.revision + 1}
+        )
+        .returning(table.c.revision)
+    )
+    return int(connection.execute(statement).scalar_one())
+
+
+def _prune(connection: Connection, cluster_id: str, horizon: int) -> None:
+    connection.execute(
+        delete(MemberChangeRow).where(
+            MemberChangeRow.cluster_id == cluster_id, MemberChangeRow.revision <= horizon
+        )
+    )
+    connection.execute(
+        update(MemberRevisionRow)
+        .where(MemberRevisionRow.cluster_id == cluster_id)
+        .values(horizon=horizon)
+    )
+
+
+def revision_of(session: Session, cluster_id: str) -> tuple[int, int]:
+    """The cluster's member revision and horizon; (0, 0) if its members were never written."""
+    row = session.execute(
+        select(MemberRevisionRow.revision, MemberRevisionRow.horizon).where(
+            MemberRevisionRow.cluster_id == cluster_id
+        )
+    ).first()
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+
+def changed_since(session: Session, cluster_id: str, revision: int) -> set[str] | None:
+    """Ids of the members written after ``revision``; None when all may have changed."""
+    changed = set(
+        session.scalars(
+            select(MemberChangeRow.node_id).where(
+                MemberChangeRow.cluster_id == cluster_id, MemberChangeRow.revision > revision
+            )
+        )
+    )
+    return None if EVERY_MEMBER in changed else changed
+
+
+def changed_since_query(cluster_id: str, revision: int) -> Any:
+    """The ids of :func:`changed_since` as a subquery (for ``IN``)."""
+    return select(MemberChangeRow.node_id).where(
+        MemberChangeRow.cluster_id == cluster_id, MemberChangeRow.revision > revision
+    )

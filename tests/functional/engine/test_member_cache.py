@@ -1,0 +1,230 @@
+"""The member cache answers from memory only while the member revision says nothing changed.
+
+Every writer of node rows is used from a second ``Database`` (another process, as far as
+the cache can tell): the next read through the harness's database must see the change,
+by a patch of the changed members where the log allows, and equal a full read. The suite
+also runs with ``member_cache.AUDIT`` on, which checks the same for every decision of
+every test.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from tests.functional.engine.harness import PROJECT, Harness
+
+from herd.policies.members import MemberTable
+from herd.policies.ranking import rank_victims
+from herd.store import clusters as cluster_store
+from herd.store import member_marks, member_revisions
+from herd.store import nodes as node_store
+from herd.store.database import Database
+from herd.store.lookup import Scope
+from herd.store.member_cache import CacheCounts
+from herd.store.models import NodeRow
+from herd.store.snapshots import member_table, read_members
+from herd.types import Criteria, HealthStatus, NodeStatus
+
+
+@pytest.fixture
+def other(db_url: str) -> Iterator[Database]:
+    """A second Database on the same data, with a cache of its own: another process."""
+    database = Database(db_url)
+    yield database
+    database.dispose()
+
+
+def members(database: Database, cluster_id: str) -> MemberTable:
+    with database.read() as session:
+        return member_table(session, cluster_id)
+
+
+def fresh(database: Database, cluster_id: str) -> MemberTable:
+    with database.read() as session:
+        return read_members(session, cluster_id)
+
+
+def counts(database: Database) -> CacheCounts:
+    return replace(database.member_cache.counts)
+
+
+def health_of(table: MemberTable, node_id: str) -> str:
+    return table.lists.health[table.lists.ids.index(node_id)]
+
+
+def test_unchanged_members_come_from_memory(harness: Harness) -> None:
+    cluster = harness.cluster(5)
+    first = members(harness.db, cluster)
+    before = counts(harness.db)
+    again = members(harness.db, cluster)
+    assert again is first
+    assert counts(harness.db).hits == before.hits + 1
+    assert len(again) == 5
+
+
+def _orm_mark(database: Database, node: NodeRow) -> None:
+    with database.write() as session:
+        row = session.get(NodeRow, node.id)
+        assert row is not None
+        row.health = HealthStatus.CHECK_FAILED
+
+
+def _api_mark(database: Database, node: NodeRow) -> None:
+    with database.write() as session:
+        connection = session.connection()
+        assert node.cluster_id is not None
+        ref = member_marks.find_cluster(connection, node.cluster_id, Scope(PROJECT, False))
+        member = member_marks.find_member(connection, ref, node.id)
+        member_marks.write_health(
+            session,
+            ref.id,
+            member,
+            health=HealthStatus.CHECK_FAILED,
+            reason="test",
+            marked_by="u",
+            now=time.time(),
+        )
+
+
+def _bulk_update(database: Database, node: NodeRow) -> None:
+    with database.write() as session:
+        node_store.update_many(
+            session, [{"id": node.id, "status": NodeStatus.ERROR, "status_reason": "x"}]
+        )
+
+
+def _set_status(database: Database, node: NodeRow) -> None:
+    with database.write() as session:
+        node_store.set_status_many(session, [node.id], NodeStatus.WARNING, "x")
+
+
+WRITERS: dict[str, Callable[[Database, NodeRow], None]] = {
+    "orm": _orm_mark,
+    "mark": _api_mark,
+    "update_many": _bulk_update,
+    "set_status_many": _set_status,
+}
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_a_change_made_elsewhere_is_patched_in(
+    harness: Harness, other: Database, writer: str
+) -> None:
+    cluster = harness.cluster(6)
+    node = harness.nodes(cluster)[2]
+    stale = members(harness.db, cluster)
+    assert rank_victims(stale, 1, Criteria.OLDEST_FIRST, 0).node_ids != [node.id]
+    WRITERS[writer](other, node)
+    before = counts(harness.db)
+    now = members(harness.db, cluster)
+    assert counts(harness.db).patches == before.patches + 1
+    assert now is not stale
+    assert now.lists == fresh(harness.db, cluster).lists
+    # The changed member is now the first victim (ERROR, WARNING or CHECK_FAILED rank first).
+    assert rank_victims(now, 1, Criteria.OLDEST_FIRST, 0).node_ids == [node.id]
+
+
+def test_members_that_leave_and_join_are_patched(harness: Harness, other: Database) -> None:
+    cluster = harness.cluster(6)
+    nodes = harness.nodes(cluster)
+    members(harness.db, cluster)
+    with other.write() as session:
+        node_store.delete_many(session, [nodes[0].id])
+        node_store.leave_cluster_many(session, [nodes[3].id], "left", time.time())
+        node_store.insert_many(
+            session,
+            [
+                node_store.planned_values(
+                    cluster_id=cluster,
+                    profile_id=nodes[0].profile_id,
+                    name="joined",
+                    index=0,  # before every other member: the table is sorted again
+                    placement=None,
+                    user="u",
+                    project=PROJECT,
+                    now=time.time(),
+                )
+            ],
+        )
+    before = counts(harness.db)
+    now = members(harness.db, cluster)
+    assert counts(harness.db).patches == before.patches + 1
+    expected = fresh(harness.db, cluster)
+    assert now.lists == expected.lists
+    assert now.lists.names[0] == "joined" and len(now) == 5
+    assert nodes[0].id not in now.lists.ids and nodes[3].id not in now.lists.ids
+
+
+def test_own_uncommitted_writes_are_read_from_the_database(harness: Harness) -> None:
+    cluster = harness.cluster(3)
+    node = harness.nodes(cluster)[0]
+    members(harness.db, cluster)
+    with harness.db.write() as session:
+        node_store.set_status_many(session, [node.id], NodeStatus.ERROR, "x")
+        inside = member_table(session, cluster)
+        assert inside.lists.status[0] == NodeStatus.ERROR
+        session.rollback()
+    # Rolled back: the held table (ACTIVE) is still right, and still used.
+    before = counts(harness.db)
+    assert members(harness.db, cluster).lists.status[0] != NodeStatus.ERROR
+    assert counts(harness.db).hits == before.hits + 1
+
+
+def test_far_behind_or_wholesale_changes_read_everything(
+    harness: Harness, other: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster = harness.cluster(4)
+    node = harness.nodes(cluster)[1]
+    members(harness.db, cluster)
+    # More revisions than the log keeps: the entries the cache needs are gone.
+    for _ in range(2 * member_revisions.KEPT_REVISIONS + 1):
+        _set_status(other, node)
+    before = counts(harness.db)
+    assert members(harness.db, cluster).lists == fresh(harness.db, cluster).lists
+    assert counts(harness.db).reads == before.reads + 1
+    # A revision that wrote more nodes than the log names is logged as "every member".
+    monkeypatch.setattr(member_revisions, "LOG_LIMIT", 1)
+    with other.write() as session:
+        ids = [n.id for n in harness.nodes(cluster)[:2]]
+        node_store.set_status_many(session, ids, NodeStatus.ERROR, "x")
+    before = counts(harness.db)
+    assert members(harness.db, cluster).lists == fresh(harness.db, cluster).lists
+    assert counts(harness.db).reads == before.reads + 1
+
+
+def test_orphaning_every_member_is_seen(harness: Harness, other: Database) -> None:
+    cluster = harness.cluster(3)
+    assert len(members(harness.db, cluster)) == 3
+    with other.write() as session:
+        assert cluster_store.detach_everything(session, cluster, "purged") == 3
+    assert len(members(harness.db, cluster)) == 0
+
+
+def test_the_cache_keeps_at_most_its_budget(harness: Harness, db_url: str) -> None:
+    small = Database(db_url, member_cache_members=5)
+    try:
+        first, second = harness.cluster(3), harness.cluster(3)
+        members(small, first)
+        members(small, second)  # 6 members: the first cluster's table is dropped
+        before = counts(small)
+        members(small, second)
+        members(small, first)
+        after = counts(small)
+        assert (after.hits, after.reads) == (before.hits + 1, before.reads + 1)
+    finally:
+        small.dispose()
+
+
+def test_a_cache_of_zero_members_reads_every_time(harness: Harness, db_url: str) -> None:
+    off = Database(db_url, member_cache_members=0)
+    try:
+        cluster = harness.cluster(2)
+        tables: list[Any] = [members(off, cluster) for _ in range(2)]
+        assert tables[0] is not tables[1] and tables[0].lists == tables[1].lists
+        assert counts(off) == CacheCounts()
+    finally:
+        off.dispose()

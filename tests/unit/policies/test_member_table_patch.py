@@ -1,0 +1,98 @@
+"""MemberTable.patched gives what building the table from the new members would give."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from herd.policies.members import MemberLists, MemberTable
+from herd.policies.ranking import rank_victims, rank_victims_by_group
+from herd.types import Criteria
+
+STATUSES = ("ACTIVE", "ERROR", "WARNING", "CREATING")
+HEALTH = ("UNKNOWN", "CHECK_FAILED", "CHECK_COMPLETE")
+
+
+def member(node_id: str, index: int, draw: Any) -> dict[str, Any]:
+    created = draw(st.one_of(st.none(), st.floats(1.0, 100.0)))
+    return {
+        "ids": node_id,
+        "names": f"n-{node_id}",
+        "index": index,
+        "status": draw(st.sampled_from(STATUSES)),
+        "health": draw(st.sampled_from(HEALTH)),
+        "created_at": created,
+        "profile_created_at": draw(st.one_of(st.none(), st.floats(1.0, 5.0))),
+        "zone": draw(st.sampled_from(("AZ1", "AZ2", None))),
+        "region": None,
+        "protected": draw(st.booleans()),
+        "deletion_cost": draw(st.sampled_from((0.0, 1.0, 2.5))),
+        "tainted": draw(st.booleans()),
+        "physical_id": f"p-{node_id}",
+    }
+
+
+def table_of(rows: list[dict[str, Any]]) -> MemberTable:
+    rows = sorted(rows, key=lambda row: row["index"])
+    names = [f.name for f in fields(MemberLists)]
+    return MemberTable(MemberLists(**{name: [row[name] for row in rows] for name in names}))
+
+
+@st.composite
+def before_and_after(draw: Any) -> tuple[list[dict[str, Any]], set[str], list[dict[str, Any]]]:
+    count = draw(st.integers(0, 30))
+    before = [member(f"m{i}", i * 2, draw) for i in range(count)]
+    after: list[dict[str, Any]] = []
+    changed: set[str] = set()
+    for row in before:
+        fate = draw(st.sampled_from(("same", "same", "changed", "moved", "left")))
+        if fate == "same":
+            after.append(row)
+            continue
+        changed.add(row["ids"])
+        if fate == "changed":  # a mark or a status change: same index
+            after.append(member(row["ids"], row["index"], draw))
+        elif fate == "moved":  # another index (odd, so never equal to a kept one)
+            after.append(member(row["ids"], draw(st.integers(0, 30)) * 2 + 1, draw))
+    for i in range(draw(st.integers(0, 5))):
+        node_id = f"new{i}"
+        changed.add(node_id)
+        after.append(member(node_id, draw(st.integers(0, 80)) * 2 + 1, draw))
+    # Unique indexes, as in a cluster.
+    seen: set[int] = set()
+    unique = []
+    for row in after:
+        if row["index"] not in seen:
+            seen.add(row["index"])
+            unique.append(row)
+        else:
+            changed.add(row["ids"])  # dropped here: it left after all
+    return before, changed, unique
+
+
+@settings(max_examples=300, deadline=None)
+@given(before_and_after())
+def test_patched_equals_a_table_built_afresh(
+    case: tuple[list[dict[str, Any]], set[str], list[dict[str, Any]]],
+) -> None:
+    before, changed, after = case
+    fresh_rows = [row for row in after if row["ids"] in changed]
+    patched = table_of(before).patched(changed, table_of(fresh_rows))
+    expected = table_of(after)
+    assert patched.lists == expected.lists
+    for name in ("index", "bucket", "created_at", "profile_created_at", "deletion_cost"):
+        assert np.array_equal(
+            getattr(patched.columns, name), getattr(expected.columns, name), equal_nan=True
+        ), name
+    assert np.array_equal(patched.columns.protected, expected.columns.protected)
+    assert list(patched) == list(expected)
+    for criteria in Criteria:
+        assert rank_victims(patched, 5, criteria, 3) == rank_victims(expected, 5, criteria, 3)
+        quotas = {"AZ1": 2, "AZ2": 2}
+        assert rank_victims_by_group(patched, quotas, "zone", criteria, 3) == (
+            rank_victims_by_group(expected, quotas, "zone", criteria, 3)
+        )
