@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from typing import overload
+from typing import Any, overload
 
 import numpy as np
 
@@ -160,47 +160,73 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
     A member whose row changed but kept its index (a mark, a status change, a
     recreation) is replaced where it stands; one that left is dropped; one that
     joined is appended, and only then are the members sorted by index again.
-    Copying the lists and arrays is the cost: a dozen list copies per patch.
+    Lists and arrays in which no replaced value differs are shared with ``table``
+    (neither is ever changed), so a mark copies the health columns only.
     """
     positions = table.position_of()
     old, new = table.lists, fresh.lists
-    in_place: list[tuple[int, int]] = []  # (position here, position in fresh)
+    heres: list[int] = []  # positions here of members replaced in place ...
+    ats: list[int] = []  # ... and their positions in fresh
     joined: list[int] = []
-    for at, node_id in enumerate(new.ids):
+    for at, (node_id, index) in enumerate(zip(new.ids, new.index, strict=True)):
         here = positions.get(node_id)
-        if here is not None and old.index[here] == new.index[at]:
-            in_place.append((here, at))
+        if here is not None and old.index[here] == index:
+            heres.append(here)
+            ats.append(at)
         else:
             joined.append(at)
-    replaced = {here for here, _ in in_place}
+    replaced = set(heres)
     dropped = sorted(
         positions[i] for i in changed if i in positions and positions[i] not in replaced
     )
-    lists = {name: list(getattr(old, name)) for name in _LIST_FIELDS}
-    arrays = {name: getattr(table.columns, name).copy() for name in _ARRAY_FIELDS}
-    for here, at in in_place:
-        for name, values in lists.items():
-            values[here] = getattr(new, name)[at]
-        for name, array in arrays.items():
-            array[here] = getattr(fresh.columns, name)[at]
+    pairs = list(zip(heres, ats, strict=True))
+    lists: dict[str, list[Any]] = {}
+    for name in _LIST_FIELDS:
+        values, source = getattr(old, name), getattr(new, name)
+        if any(values[here] != source[at] for here, at in pairs):
+            values = list(values)
+            for here, at in pairs:
+                values[here] = source[at]
+        lists[name] = values
+    arrays: dict[str, Any] = {}
+    for name in _ARRAY_FIELDS:
+        arrays[name] = _replaced(getattr(table.columns, name), getattr(fresh.columns, name),
+                                 heres, ats)  # fmt: skip
+    # The zone and region codes a per-group ranking built, carried over rather than rebuilt.
+    codes: dict[str, tuple[Any, dict[str | None, int]]] = {}
+    for key in ("zone", "region"):
+        held = table.columns._cache.get(f"{key}-codes")
+        if held is not None:
+            code_of = dict(held[1])
+            labels = getattr(new, key)
+            new_codes = np.fromiter(
+                (code_of.setdefault(g, len(code_of)) for g in labels), np.int64, len(labels)
+            )
+            codes[key] = (_replaced(held[0], new_codes, heres, ats), code_of)
     if dropped:
         keep = np.ones(len(old.ids), dtype=bool)
         keep[dropped] = False
         kept = keep.tolist()
         lists = {name: list(compress(values, kept)) for name, values in lists.items()}
         arrays = {name: array[keep] for name, array in arrays.items()}
+        codes = {key: (array[keep], code_of) for key, (array, code_of) in codes.items()}
     if joined:
-        for name, values in lists.items():
-            source = getattr(new, name)
-            values.extend(source[at] for at in joined)
+        lists = {name: [*values, *(getattr(new, name)[at] for at in joined)]
+                 for name, values in lists.items()}  # fmt: skip
+        picks = np.asarray(joined, dtype=np.int64)
         for name, array in arrays.items():
-            arrays[name] = np.concatenate((array, getattr(fresh.columns, name)[joined]))
+            arrays[name] = np.concatenate((array, getattr(fresh.columns, name)[picks]))
+        for key, (array, code_of) in codes.items():
+            labels = getattr(new, key)
+            more = [code_of.setdefault(labels[at], len(code_of)) for at in joined]
+            codes[key] = (np.concatenate((array, np.asarray(more, dtype=np.int64))), code_of)
         index = arrays["index"]
         if len(index) > 1 and bool((index[1:] < index[:-1]).any()):
             order = np.argsort(index, kind="stable")
-            picks = order.tolist()
-            lists = {name: [values[i] for i in picks] for name, values in lists.items()}
+            order_list = order.tolist()
+            lists = {name: [values[i] for i in order_list] for name, values in lists.items()}
             arrays = {name: array[order] for name, array in arrays.items()}
+            codes = {key: (array[order], code_of) for key, (array, code_of) in codes.items()}
     member_lists = MemberLists(**lists)
     columns = NodeColumns(
         ids=member_lists.ids,
@@ -213,7 +239,25 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
         deletion_cost=arrays["deletion_cost"],
         protected=arrays["protected"],
     )
+    for key, value in codes.items():
+        columns._cache[f"{key}-codes"] = value
     patched = MemberTable(member_lists, columns)
     if not dropped and not joined:
         patched._positions = positions  # every member kept its place
     return patched
+
+
+def _replaced(array: Any, source: Any, heres: list[int], ats: list[int]) -> Any:
+    """``array`` with ``source[ats]`` put at ``heres`` (a copy; ``array`` if nothing differs)."""
+    if not heres:
+        return array
+    here, at = np.asarray(heres, dtype=np.int64), np.asarray(ats, dtype=np.int64)
+    before, after = array[here], source[at]
+    differs = before != after
+    if array.dtype.kind == "f":
+        differs &= ~(np.isnan(before) & np.isnan(after))
+    if not differs.any():
+        return array
+    array = array.copy()
+    array[here] = after
+    return array

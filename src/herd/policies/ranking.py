@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import repeat
 from operator import attrgetter
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -56,9 +56,12 @@ BUCKET_RULES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Victim:
-    """A member chosen for removal and the rule that chose it."""
+class Victim(NamedTuple):
+    """A member chosen for removal and the rule that chose it.
+
+    A named tuple so that a ranking can build 10,000 of them without a Python call
+    each (see :func:`_victims`).
+    """
 
     node_id: str
     rule: str
@@ -371,8 +374,10 @@ def _victims(
     cols: NodeColumns, chosen: IntArray, criteria: Criteria, suffix: str = ""
 ) -> list[Victim]:
     texts = [BUCKET_RULES.get(bucket, criteria.value) + suffix for bucket in Bucket]
-    rules = cols.bucket[chosen].tolist()
-    return [Victim(cols.ids[p], texts[r]) for p, r in zip(chosen.tolist(), rules, strict=True)]
+    node_ids = map(cols.ids.__getitem__, chosen.tolist())
+    rules = map(texts.__getitem__, cols.bucket[chosen].tolist())
+    # tuple.__new__ through map: no Python frame per victim (a third of the ranking's time).
+    return list(map(tuple.__new__, repeat(Victim), zip(node_ids, rules, strict=True)))
 
 
 def rank_columns(

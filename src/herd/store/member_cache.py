@@ -74,8 +74,8 @@ class MemberCache:
     def members(self, session: Session, cluster_id: str, read: Reader) -> MemberTable:
         """The cluster's members as of now, from memory where the revision allows.
 
-        ``read(session, cluster_id, changed_after=None)`` reads members from the
-        database (all of them, or those written after a revision).
+        ``read(session, cluster_id, only=None)`` reads members from the database
+        (all of them, or those of the given ids).
         """
         revision, horizon = member_revisions.revision_of(session, cluster_id)
         held = self._get(cluster_id)
@@ -86,7 +86,7 @@ class MemberCache:
         elif held is not None and horizon <= held.revision < revision:
             changed = member_revisions.changed_since(session, cluster_id, held.revision)
             if changed is not None and len(changed) <= max(64, PATCH_SHARE * len(held.table)):
-                fresh = read(session, cluster_id, changed_after=held.revision)
+                fresh = read(session, cluster_id, only=changed)
                 table = held.table.patched(changed, fresh)
                 self.counts.patches += 1
         if table is None:

@@ -168,18 +168,8 @@ def revision_of(session: Session, cluster_id: str) -> tuple[int, int]:
 
 def changed_since(session: Session, cluster_id: str, revision: int) -> set[str] | None:
     """Ids of the members written after ``revision``; None when all may have changed."""
-    changed = set(
-        session.scalars(
-            select(MemberChangeRow.node_id).where(
-                MemberChangeRow.cluster_id == cluster_id, MemberChangeRow.revision > revision
-            )
-        )
-    )
-    return None if EVERY_MEMBER in changed else changed
-
-
-def changed_since_query(cluster_id: str, revision: int) -> Any:
-    """The ids of :func:`changed_since` as a subquery (for ``IN``)."""
-    return select(MemberChangeRow.node_id).where(
+    query = select(MemberChangeRow.node_id).where(
         MemberChangeRow.cluster_id == cluster_id, MemberChangeRow.revision > revision
     )
+    changed = set(session.connection().execute(query).scalars())
+    return None if EVERY_MEMBER in changed else changed

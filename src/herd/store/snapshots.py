@@ -7,17 +7,19 @@ members building ORM rows cost a hundred times the ranking they fed.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import String, select, type_coerce
+from sqlalchemy import Select, String, select, type_coerce
 from sqlalchemy.orm import Session
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.domain.values import parse_bool
 from herd.policies.members import MemberLists, MemberTable
 from herd.store import member_cache, member_revisions
+from herd.store.bulk import chunked
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
 from herd.types import ClusterStatus, HealthStatus, NodeStatus
 
@@ -87,37 +89,48 @@ def member_table(session: Session, cluster_id: str) -> MemberTable:
     return cache.members(session, cluster_id, read_members)
 
 
+@functools.cache
+def _member_columns() -> Select[Any]:
+    """What a decision reads of each member, in the order MemberLists takes it."""
+    return select(
+        NodeRow.id,
+        NodeRow.name,
+        NodeRow.index,
+        NodeRow.status,
+        NodeRow.health,
+        NodeRow.created_at,
+        ProfileRow.created_at,
+        NodeRow.data[("placement", "zone")].as_string(),
+        NodeRow.data[("placement", "region_name")].as_string(),
+        # Undecoded: only members with metadata pay for parsing it.
+        type_coerce(NodeRow.meta_data, String),
+        NodeRow.tainted,
+        NodeRow.physical_id,
+    ).outerjoin(ProfileRow, ProfileRow.id == NodeRow.profile_id)
+
+
 def read_members(
-    session: Session, cluster_id: str, changed_after: int | None = None
+    session: Session, cluster_id: str, only: Collection[str] | None = None
 ) -> MemberTable:
-    """A cluster's members (by index) as columns, read with one select; with
-    ``changed_after``, only those written after that member revision."""
-    query = (
-        select(
-            NodeRow.id,
-            NodeRow.name,
-            NodeRow.index,
-            NodeRow.status,
-            NodeRow.health,
-            NodeRow.created_at,
-            ProfileRow.created_at,
-            NodeRow.data[("placement", "zone")].as_string(),
-            NodeRow.data[("placement", "region_name")].as_string(),
-            # Undecoded: only members with metadata pay for parsing it.
-            type_coerce(NodeRow.meta_data, String),
-            NodeRow.tainted,
-            NodeRow.physical_id,
-        )
-        .outerjoin(ProfileRow, ProfileRow.id == NodeRow.profile_id)
-        .where(NodeRow.cluster_id == cluster_id)
-        .order_by(NodeRow.index)
-    )
-    if changed_after is not None:
-        query = query.where(
-            NodeRow.id.in_(member_revisions.changed_since_query(cluster_id, changed_after))
-        )
+    """A cluster's members (by index) as columns, read with one select; with ``only``,
+    just those of these ids still in the cluster (a select per 5,000 ids)."""
+    columns = _member_columns()
     # On the connection, not the session: the ORM's result handling doubled the cost.
-    rows = session.connection().execute(query).all()
+    connection = session.connection()
+    if only is None:
+        query = columns.where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
+        rows: Sequence[Any] = connection.execute(query).all()
+    else:
+        # By primary key alone: with the cluster in the WHERE clause SQLite walks the
+        # cluster's index over every member. Order does not matter to a patch.
+        rows = [
+            row[:-1]
+            for ids in chunked(only)
+            for row in connection.execute(
+                columns.add_columns(NodeRow.cluster_id).where(NodeRow.id.in_(ids))
+            )
+            if row[-1] == cluster_id
+        ]
     if not rows:
         return MemberTable(MemberLists([], [], [], [], [], [], [], [], [], [], [], [], []))
     (ids, names, index, status, health, created, profile_created, zone, region, meta,

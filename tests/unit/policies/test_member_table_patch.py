@@ -81,7 +81,9 @@ def test_patched_equals_a_table_built_afresh(
 ) -> None:
     before, changed, after = case
     fresh_rows = [row for row in after if row["ids"] in changed]
-    patched = table_of(before).patched(changed, table_of(fresh_rows))
+    held = table_of(before)
+    held.columns.group_codes("zone")  # a per-zone ranking ran: the patch carries the codes
+    patched = held.patched(changed, table_of(fresh_rows))
     expected = table_of(after)
     assert patched.lists == expected.lists
     for name in ("index", "bucket", "created_at", "profile_created_at", "deletion_cost"):
@@ -90,6 +92,8 @@ def test_patched_equals_a_table_built_afresh(
         ), name
     assert np.array_equal(patched.columns.protected, expected.columns.protected)
     assert list(patched) == list(expected)
+    codes, code_of = patched.columns.group_codes("zone")
+    assert [code_of[label] for label in expected.lists.zone] == codes.tolist()
     for criteria in Criteria:
         assert rank_victims(patched, 5, criteria, 3) == rank_victims(expected, 5, criteria, 3)
         quotas = {"AZ1": 2, "AZ2": 2}
