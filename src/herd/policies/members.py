@@ -179,14 +179,16 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
     dropped = sorted(
         positions[i] for i in changed if i in positions and positions[i] not in replaced
     )
-    pairs = list(zip(heres, ats, strict=True))
+    every_fresh_in_place = ats == list(range(len(new.ids)))
     lists: dict[str, list[Any]] = {}
     for name in _LIST_FIELDS:
         values, source = getattr(old, name), getattr(new, name)
-        if any(values[here] != source[at] for here, at in pairs):
+        # map() with __getitem__ gathers without a Python frame per member.
+        now = source if every_fresh_in_place else list(map(source.__getitem__, ats))
+        if list(map(values.__getitem__, heres)) != now:
             values = list(values)
-            for here, at in pairs:
-                values[here] = source[at]
+            for here, value in zip(heres, now, strict=True):
+                values[here] = value
         lists[name] = values
     arrays: dict[str, Any] = {}
     for name in _ARRAY_FIELDS:

@@ -128,7 +128,7 @@ def read_members(
             for ids in chunked(only)
             for row in connection.execute(
                 columns.add_columns(NodeRow.cluster_id).where(NodeRow.id.in_(ids))
-            )
+            ).all()
             if row[-1] == cluster_id
         ]
     if not rows:
