@@ -40,6 +40,8 @@ _PENDING = "herd.member_touches"
 EVERY_MEMBER = "*"
 #: More nodes than this in one revision are logged as EVERY_MEMBER.
 LOG_LIMIT = 20_000
+#: In a touched set: the cluster is gone; drop its revision and log instead of bumping.
+_FORGET = "forget"
 #: Revisions whose changes stay in member_changes (a reader further behind reads everything).
 KEPT_REVISIONS = 64
 
@@ -83,11 +85,9 @@ def has_own_writes(session: Session, cluster_id: str) -> bool:
 
 
 def forget(session: Session, cluster_id: str) -> None:
-    """Drop a removed cluster's revision and log (in the caller's transaction)."""
-    session.flush()
-    session.info.get(_PENDING, {}).pop(cluster_id, None)
-    session.execute(delete(MemberChangeRow).where(MemberChangeRow.cluster_id == cluster_id))
-    session.execute(delete(MemberRevisionRow).where(MemberRevisionRow.cluster_id == cluster_id))
+    """Drop a removed cluster's revision and log when the caller's transaction commits
+    (with the bumps, last and in cluster order)."""
+    touch(session, cluster_id, (_FORGET,))
 
 
 def track(sessions: sessionmaker[Session]) -> None:
@@ -107,6 +107,8 @@ def _seen_in_flush(session: Session, _flush_context: Any) -> None:
 
 
 def _before_commit(session: Session) -> None:
+    if session.in_nested_transaction():
+        return  # a savepoint's release: the bump waits for the real commit, to stay last
     session.flush()  # the ORM's last changes, seen by _seen_in_flush
     pending = session.info.pop(_PENDING, None)
     if pending:
@@ -120,8 +122,11 @@ def _after_rollback(session: Session) -> None:
 def publish(connection: Connection, touched: Mapping[str, set[str]]) -> None:
     """Bump each touched cluster's revision and log its nodes: the transaction's last statements."""
     for cluster_id in sorted(touched):
-        revision = _bump(connection, cluster_id)
         node_ids = touched[cluster_id]
+        if _FORGET in node_ids:
+            _drop(connection, cluster_id)
+            continue
+        revision = _bump(connection, cluster_id)
         logged = sorted(node_ids) if len(node_ids) <= LOG_LIMIT else [EVERY_MEMBER]
         rows = [{"cluster_id": cluster_id, "revision": revision, "node_id": n} for n in logged]
         insert_rows(connection, MemberChangeRow, rows)
@@ -141,6 +146,11 @@ def _bump(connection: Connection, cluster_id: str) -> int:
         .returning(table.c.revision)
     )
     return int(connection.execute(statement).scalar_one())
+
+
+def _drop(connection: Connection, cluster_id: str) -> None:
+    connection.execute(delete(MemberChangeRow).where(MemberChangeRow.cluster_id == cluster_id))
+    connection.execute(delete(MemberRevisionRow).where(MemberRevisionRow.cluster_id == cluster_id))
 
 
 def _prune(connection: Connection, cluster_id: str, horizon: int) -> None:

@@ -228,3 +228,32 @@ def test_a_cache_of_zero_members_reads_every_time(harness: Harness, db_url: str)
         assert counts(off) == CacheCounts()
     finally:
         off.dispose()
+
+
+def test_the_revision_moves_at_the_real_commit_not_at_a_savepoint(
+    harness: Harness, other: Database
+) -> None:
+    cluster = harness.cluster(2)
+    node = harness.nodes(cluster)[0]
+    members(harness.db, cluster)
+    with other.read() as session:
+        before = member_revisions.revision_of(session, cluster)
+    with other.write() as session:
+        with session.begin_nested():
+            node_store.set_status_many(session, [node.id], NodeStatus.ERROR, "x")
+        # Savepoint released, transaction still open: not bumped yet, not even as seen from
+        # inside (a bump here would hold the row lock until the end on PostgreSQL).
+        assert member_revisions.revision_of(session, cluster) == before
+    with other.read() as session:
+        assert member_revisions.revision_of(session, cluster)[0] == before[0] + 1
+    assert members(harness.db, cluster).lists.status[0] == NodeStatus.ERROR
+
+
+def test_a_removed_cluster_leaves_no_revision(harness: Harness) -> None:
+    cluster = harness.cluster(2)
+    with harness.db.write() as session:
+        node_store.delete_many(session, [n.id for n in harness.nodes(cluster)])
+        cluster_store.remove(session, cluster)
+    with harness.db.read() as session:
+        assert member_revisions.revision_of(session, cluster) == (0, 0)
+        assert member_revisions.changed_since(session, cluster, 0) == set()
