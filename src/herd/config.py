@@ -53,7 +53,7 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
     #: cluster members each process keeps in memory between decisions (0: none), checked
     #: against the cluster's member revision on every use (docs/configuration.md)
-    member_cache_members: int = Field(default=2_000_000, ge=0)
+    member_cache_members: int = Field(default=1_000_000, ge=0)
 
     engine_workers: int = 16
     engine_poll_interval: float = 0.05

@@ -44,7 +44,7 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: the ``PRAGMA synchronous`` levels herd accepts (both durable across process crashes in WAL)
 SQLITE_SYNCHRONOUS = ("NORMAL", "FULL")
 #: members (over all clusters) a process keeps in memory between decisions
-DEFAULT_MEMBER_CACHE = 2_000_000
+DEFAULT_MEMBER_CACHE = 1_000_000
 
 
 def _normalise_url(url: str) -> str:
