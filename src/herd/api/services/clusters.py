@@ -11,10 +11,16 @@ from herd.api.microversion import APIVersion
 from herd.api.schemas.base import parse_body
 from herd.api.schemas.clusters import ClusterCreate, ClusterUpdate, DeleteRequest
 from herd.api.services import deletions
-from herd.api.services.common import find_referenced, refuse_if_deleting, submit
+from herd.api.services.common import (
+    changed_inputs,
+    find_referenced,
+    profile_change,
+    refuse_if_deleting,
+    submit,
+)
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
-from herd.store import clusters, profiles
+from herd.store import clusters
 from herd.store.database import Session
 from herd.store.lookup import find
 from herd.store.models import ActionRow, ClusterRow, ProfileRow
@@ -88,27 +94,26 @@ def update_cluster(
     refuse_if_deleting(session, ResourceType.CLUSTER, [cluster.id])
     if cluster.status == ClusterStatus.ERROR:
         raise FeatureNotSupported("Updating a cluster in error state is not supported.")
-    inputs: dict[str, Any] = {}
-    if request.name is not None and request.name != cluster.name:
-        inputs["name"] = request.name
-    if request.metadata is not None and request.metadata != (cluster.meta_data or {}):
-        inputs["metadata"] = request.metadata
-    if request.timeout is not None and request.timeout != cluster.timeout:
-        inputs["timeout"] = request.timeout
-    if request.config is not None and request.config != (cluster.config or {}):
-        inputs["config"] = request.config
+    inputs = changed_inputs(
+        {
+            "name": request.name,
+            "metadata": request.metadata,
+            "timeout": request.timeout,
+            "config": request.config,
+        },
+        {
+            "name": cluster.name,
+            "metadata": cluster.meta_data or {},
+            "timeout": cluster.timeout,
+            "config": cluster.config or {},
+        },
+    )
     if request.profile_id is not None:
-        profile = find_referenced(
-            session, ProfileRow, request.profile_id, ctx.scope(), ResourceType.PROFILE
+        profile_id = profile_change(
+            session, ctx, cluster.profile_id, request.profile_id, ResourceType.CLUSTER
         )
-        if profile.id != cluster.profile_id:
-            current = profiles.get(session, cluster.profile_id)
-            if current is not None and current.type != profile.type:
-                raise InvalidRequest(
-                    "Cannot update a cluster to a different profile type, operation aborted.",
-                    field="profile_id",
-                )
-            inputs["profile_id"] = profile.id
+        if profile_id is not None:
+            inputs["profile_id"] = profile_id
             if request.profile_only is not None:
                 inputs["profile_only"] = request.profile_only
     if not inputs:

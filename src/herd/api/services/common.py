@@ -9,12 +9,12 @@ from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.errors import ActionConflict, InvalidRequest, NotFound, ResourceDeleting, ResourceLocked
 from herd.store import actions as action_store
-from herd.store import tombstones
+from herd.store import profiles, tombstones
 from herd.store.actions import active_actions_on, new_action
 from herd.store.database import Session
 from herd.store.locks import cluster_lock_holders, node_lock_holder
 from herd.store.lookup import Scope, find
-from herd.store.models import ActionRow
+from herd.store.models import ActionRow, ProfileRow
 from herd.types import ActionName, ActionStatus, ResourceType
 
 #: actions stored whatever locks and tombstones say (a delete, or a purge of a stuck one)
@@ -47,6 +47,34 @@ def find_referenced(
         ) from None
     refuse_if_deleting(session, kind, [row.id])
     return row
+
+
+def changed_inputs(requested: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """The requested values that are given (not None) and differ from the current ones."""
+    return {
+        name: value
+        for name, value in requested.items()
+        if value is not None and value != current[name]
+    }
+
+
+def profile_change(
+    session: Session, ctx: RequestContext, current_id: str, requested: Any, owner: ResourceType
+) -> str | None:
+    """The profile an update of a cluster or node asks for; None when it is the current one.
+
+    A profile of another type is refused (Senlin's text).
+    """
+    profile = find_referenced(session, ProfileRow, requested, ctx.scope(), ResourceType.PROFILE)
+    if profile.id == current_id:
+        return None
+    current = profiles.get(session, current_id)
+    if current is not None and current.type != profile.type:
+        raise InvalidRequest(
+            f"Cannot update a {owner} to a different profile type, operation aborted.",
+            field="profile_id",
+        )
+    return str(profile.id)
 
 
 def refuse_if_deleting(session: Session, kind: ResourceType, ids: Iterable[str | None]) -> None:

@@ -12,7 +12,14 @@ from herd.api.schemas.nodes import NodeCreate, NodeUpdate
 from herd.api.services import deletions
 from herd.api.services.cluster_actions import V1_6, recover_inputs
 from herd.api.services.clusters import parse_force
-from herd.api.services.common import find_referenced, refuse_if_deleting, single_action, submit
+from herd.api.services.common import (
+    changed_inputs,
+    find_referenced,
+    profile_change,
+    refuse_if_deleting,
+    single_action,
+    submit,
+)
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
 from herd.store import clusters, profiles
 from herd.store import nodes as node_store
@@ -78,27 +85,26 @@ def update_node(
     deletions.hide_from_agent(session, ctx, ResourceType.NODE, node)
     refuse_if_deleting(session, ResourceType.NODE, [node.id])
     refuse_if_deleting(session, ResourceType.CLUSTER, [node.cluster_id])
-    inputs: dict[str, Any] = {}
-    if request.name is not None and request.name != node.name:
-        inputs["name"] = request.name
-    if request.role is not None and request.role != node.role:
-        inputs["role"] = request.role
-    if request.metadata is not None and request.metadata != (node.meta_data or {}):
-        inputs["metadata"] = request.metadata
-    if request.tainted is not None and request.tainted != node.tainted:
-        inputs["tainted"] = request.tainted
+    inputs = changed_inputs(
+        {
+            "name": request.name,
+            "role": request.role,
+            "metadata": request.metadata,
+            "tainted": request.tainted,
+        },
+        {
+            "name": node.name,
+            "role": node.role,
+            "metadata": node.meta_data or {},
+            "tainted": node.tainted,
+        },
+    )
     if request.profile_id is not None:
-        profile = find_referenced(
-            session, ProfileRow, request.profile_id, ctx.scope(), ResourceType.PROFILE
+        profile_id = profile_change(
+            session, ctx, node.profile_id, request.profile_id, ResourceType.NODE
         )
-        if profile.id != node.profile_id:
-            current = profiles.get(session, node.profile_id)
-            if current is not None and current.type != profile.type:
-                raise InvalidRequest(
-                    "Cannot update a node to a different profile type, operation aborted.",
-                    field="profile_id",
-                )
-            inputs["profile_id"] = profile.id
+        if profile_id is not None:
+            inputs["profile_id"] = profile_id
     if not inputs:
         raise InvalidRequest("No property needs an update.")
     action = submit(
