@@ -32,7 +32,9 @@ from herd.store import member_cache
 
 # Every member table the cache hands out in these tests is compared with a full read at the
 # same revision: a node writer that forgets the member revision fails the tests that use it.
+# The environment carries the same to the herd servers and engines the end-to-end tests start.
 member_cache.AUDIT = True
+os.environ["HERD_MEMBER_CACHE_AUDIT"] = "1"
 
 with warnings.catch_warnings():
     # Starlette >= 1.x deprecates httpx in its TestClient (it wants httpx2); the

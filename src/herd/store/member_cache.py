@@ -17,13 +17,17 @@ label: a decision sees every member change committed before it began, as a full
 read would. Tables are shared and never changed; the least recently used are
 dropped beyond ``budget`` members in all.
 
-``AUDIT`` (set by the test suite) compares every answer with a full read made at
-the same revision and raises on any difference: a writer that forgot to bump the
-revision fails the tests that exercise it.
+``AUDIT`` compares every answer with a full read made at the same revision and
+raises on any difference: a writer that forgot to bump the revision fails the
+tests that exercise it. The test suite turns it on, in its own process and (through
+the environment variable ``HERD_MEMBER_CACHE_AUDIT=1``, a diagnostic switch rather
+than a setting) in every ``herd`` process it starts. It doubles the cost of every
+decision: never in production.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -41,7 +45,7 @@ SESSION_KEY = "herd.member_cache"
 PATCH_SHARE = 0.25
 
 #: Compare every answer with a full read (the test suite turns this on).
-AUDIT = False
+AUDIT = os.environ.get("HERD_MEMBER_CACHE_AUDIT") == "1"
 
 Reader = Callable[..., MemberTable]
 
