@@ -40,6 +40,22 @@ def _positive_count(value: Any, verb: str) -> int | str:
     return count
 
 
+def _grown_capacity(ex: ActionExecution, cluster_id: str, count: int) -> int:
+    """The desired capacity of a growth by ``count``, decided once and stored.
+
+    Counted again after a restart, the members would include the nodes the first run
+    already planned, and the cluster would want that many more than asked (the chaos test
+    ended with "desired 5, 4 members" after a resize to 4 resumed mid-growth).
+    """
+    stored = ex.outputs.get("grow")
+    if stored:
+        return int(stored["desired_capacity"])
+    desired = member_count(ex, cluster_id) + count
+    ex.outputs["grow"] = {"desired_capacity": desired}
+    ex.save_data()  # before any node is planned
+    return desired
+
+
 class ScalingHandlers:
     def __init__(self, nodeops: NodeOperations) -> None:
         self.nodeops = nodeops
@@ -66,10 +82,10 @@ class ScalingHandlers:
         count = _positive_count(raw, "scaling out")
         if isinstance(count, str):
             return Outcome.failed(count)
-        current = member_count(ex, cluster.id)
+        desired = _grown_capacity(ex, cluster.id, count)
         error = check_size_params(
             _bounds(cluster),
-            current + count,
+            desired,
             None,
             None,
             True,
@@ -82,7 +98,7 @@ class ScalingHandlers:
             cluster.id,
             status=ClusterStatus.RESIZING,
             status_reason="Cluster scale out started.",
-            desired_capacity=current + count,
+            desired_capacity=desired,
         )
         return self.grow(ex, cluster, count, "Cluster scaling succeeded.")
 
@@ -189,14 +205,13 @@ class ScalingHandlers:
                 min_size=new_min,
                 max_size=new_max,
             )
-        current = member_count(ex, cluster.id)
         count = int((ex.data.get("creation") or {}).get("count", 0))
         update_cluster(
             ex,
             cluster.id,
             status=ClusterStatus.RESIZING,
             status_reason="Cluster resize started.",
-            desired_capacity=current + count,
+            desired_capacity=_grown_capacity(ex, cluster.id, count),
             **_bounds_update(new_min, new_max),
         )
         return self.grow(ex, load_cluster(ex), count, "Cluster resize succeeded.")
@@ -225,10 +240,10 @@ class ScalingHandlers:
     def add_nodes(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)
         node_ids = list(ex.inputs.get("nodes") or [])
-        current = member_count(ex, cluster.id)
+        desired = _grown_capacity(ex, cluster.id, len(node_ids))
         error = check_size_params(
             _bounds(cluster),
-            current + len(node_ids),
+            desired,
             None,
             None,
             True,
@@ -249,7 +264,7 @@ class ScalingHandlers:
                 row.next_index += 1
                 node.updated_at = ex.ctx.now()
         ex.outputs["nodes_added"] = node_ids
-        eval_status(ex, cluster.id, desired=current + len(node_ids))
+        eval_status(ex, cluster.id, desired=desired)
         return Outcome.ok("Completed adding nodes.")
 
 
