@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from herd.policies.health_rules import (
@@ -138,6 +138,8 @@ def test_plan_recovery_new_series_after_holding_up() -> None:
     st.lists(st.floats(min_value=0, max_value=50), min_size=1, max_size=30),
     st.floats(min_value=0.5, max_value=20),
 )
+# The back-off reaches the cap, which equals reset_after: the wait must not count as holding up.
+@example(gaps=[0.0] * 30, base=8.0)
 def test_crash_loop_recoveries_are_spaced_by_the_backoff(gaps: list[float], base: float) -> None:
     """A node that fails right after every recovery is recovered ever more rarely."""
     schedule = Backoff(base=base, cap=1e9, reset_after=1e9)
@@ -145,10 +147,11 @@ def test_crash_loop_recoveries_are_spaced_by_the_backoff(gaps: list[float], base
     starts: list[float] = []
     for gap in gaps:
         now += gap  # the node fails again ``gap`` seconds later (or keeps failing)
-        plan = plan_recovery(streak, last, now, now, schedule)
+        failed_since = now  # as the health starter stores it: waiting does not move it
+        plan = plan_recovery(streak, last, failed_since, now, schedule)
         if not plan.due:
             now = plan.not_before
-            plan = plan_recovery(streak, last, now, now, schedule)
+            plan = plan_recovery(streak, last, failed_since, now, schedule)
         assert plan.due
         streak, last = plan.streak, now
         starts.append(now)
