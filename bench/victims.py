@@ -48,7 +48,8 @@ from typing import Any
 from sqlalchemy import insert, select
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
-from herd.policies.ranking import NodeColumns, rank_victims, rank_victims_by_group
+from herd.policies.columns import NodeColumns
+from herd.policies.ranking import rank_victims, rank_victims_by_group
 from herd.store import nodes as node_store
 from herd.store.database import Database
 from herd.store.models import ClusterRow, NodeRow, ProfileRow

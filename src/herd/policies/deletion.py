@@ -25,8 +25,9 @@ from urllib.parse import urlparse
 from herd.domain.sizing import parse_resize
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
-from herd.policies.ranking import RankResult, Victim, rank_victims, rank_victims_by_group
+from herd.policies.ranking import rank_victims, rank_victims_by_group
 from herd.policies.spec import Boolean, Field, Integer, Map, String, validate_properties
+from herd.policies.victims import RankResult, Victims
 from herd.types import ActionName, Criteria, Phase
 
 CANDIDATES_GENERATED = "Candidates generated"
@@ -109,7 +110,7 @@ class DeletionPolicy(Policy):
         decision, _ = self.decide(ctx)
         return decision
 
-    def decide(self, ctx: PolicyContext) -> tuple[Decision, list[Victim]]:
+    def decide(self, ctx: PolicyContext) -> tuple[Decision, Victims]:
         """The BEFORE decision plus the victims with the rule that chose each.
 
         The preview uses the victims; ``before`` keeps only the decision.
@@ -117,11 +118,13 @@ class DeletionPolicy(Policy):
         data = dict(ctx.data)
         candidates = ctx.inputs.get("candidates")
         if candidates:
-            return self._chosen(data, [Victim(str(c), "explicit candidate") for c in candidates])
+            explicit = Victims.by_one_rule(map(str, candidates), "explicit candidate")
+            return self._chosen(data, explicit)
         if ctx.action is ActionName.NODE_DELETE:
             if ctx.target_node_id is None:
-                return Decision.error(data, "NODE_DELETE has no target node."), []
-            return self._chosen(data, [Victim(ctx.target_node_id, "node deleted directly")])
+                return Decision.error(data, "NODE_DELETE has no target node."), Victims()
+            direct = Victims.by_one_rule([ctx.target_node_id], "node deleted directly")
+            return self._chosen(data, direct)
         nodes = ctx.cluster.nodes
         prior = data.get("deletion")
         if prior:
@@ -132,18 +135,18 @@ class DeletionPolicy(Policy):
             try:
                 count = int(raw)
             except (TypeError, ValueError):
-                return Decision.error(data, f"Invalid count ({raw}) for scaling in."), []
+                return Decision.error(data, f"Invalid count ({raw}) for scaling in."), Victims()
             regions = zones = None
         elif ctx.action is ActionName.CLUSTER_RESIZE:
             plan = parse_resize(len(nodes), ctx.cluster, ctx.inputs, ctx.max_nodes_per_cluster)
             if plan.error:
-                return Decision.error(data, plan.error), []
+                return Decision.error(data, plan.error), Victims()
             data.update(plan.to_data())
             if not plan.is_shrink:
-                return Decision.ok(data, "No node to delete."), []
+                return Decision.ok(data, "No node to delete."), Victims()
             count, regions, zones = plan.deletion_count, None, None
         else:
-            return Decision.skip(data), []
+            return Decision.skip(data), Victims()
         result = self._rank(ctx, count, regions, zones)
         if result.error:
             return Decision.error(data, result.error), result.victims
@@ -163,12 +166,12 @@ class DeletionPolicy(Policy):
             return rank_victims_by_group(nodes, zones, "zone", self.criteria, ctx.seed)
         return rank_victims(nodes, min(count, len(nodes)), self.criteria, ctx.seed)
 
-    def _chosen(self, data: dict[str, Any], victims: list[Victim]) -> tuple[Decision, list[Victim]]:
+    def _chosen(self, data: dict[str, Any], victims: Victims) -> tuple[Decision, Victims]:
         # Keep keys an earlier policy wrote (zones, regions); overwrite the rest.
         deletion = dict(data.get("deletion") or {})
         deletion.update(
             count=len(victims),
-            candidates=[v.node_id for v in victims],
+            candidates=victims.node_ids,
             destroy_after_deletion=self.properties["destroy_after_deletion"],
             grace_period=self.properties["grace_period"],
             reduce_desired_capacity=self.properties["reduce_desired_capacity"],
@@ -178,5 +181,5 @@ class DeletionPolicy(Policy):
             data["hooks"] = self.hooks | {"params": dict(self.properties["hooks"]["params"])}
         # Why each was chosen, in order: shown by the preview and kept with the action's
         # outputs, but not in data['deletion'], whose keys the spec fixes.
-        notes = {"rules": [victim.rule for victim in victims]}
+        notes = {"rules": victims.rules}
         return Decision.ok(data, CANDIDATES_GENERATED, notes=notes), victims

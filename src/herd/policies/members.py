@@ -18,7 +18,8 @@ from typing import Any, overload
 import numpy as np
 
 from herd.domain.snapshots import NodeSnapshot
-from herd.policies.ranking import NodeColumns
+from herd.policies.columns import NodeColumns
+from herd.policies.ranking import ORDER_COLUMNS, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
 
@@ -205,6 +206,11 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
                 (code_of.setdefault(g, len(code_of)) for g in labels), np.int64, len(labels)
             )
             codes[key] = (_replaced(held[0], new_codes, heres, ats), code_of)
+    # The orders the age criteria keep hold while no sort key of a staying member changed.
+    orders_hold = not joined and all(
+        arrays[name] is getattr(table.columns, name) for name in ORDER_COLUMNS
+    )
+    keep = None
     if dropped:
         keep = np.ones(len(old.ids), dtype=bool)
         keep[dropped] = False
@@ -243,6 +249,8 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
     )
     for key, value in codes.items():
         columns._cache[f"{key}-codes"] = value
+    if orders_hold:
+        carry_kept_orders(table.columns, columns, keep)
     patched = MemberTable(member_lists, columns)
     if not dropped and not joined:
         patched._positions = positions  # every member kept its place

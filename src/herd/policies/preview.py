@@ -16,8 +16,8 @@ from herd.domain.snapshots import ClusterSnapshot
 from herd.errors import InvalidRequest, PolicyRejected
 from herd.policies.base import PolicyContext
 from herd.policies.checks import BoundPolicy, run_checks
-from herd.policies.ranking import Victim
 from herd.policies.shrink import plan_shrink
+from herd.policies.victims import Victims
 from herd.types import ActionName, Phase
 
 
@@ -29,7 +29,7 @@ def preview_shrink(
     now: float,
     seed: int,
     max_nodes_per_cluster: int = 1000,
-) -> list[Victim]:
+) -> Victims:
     """Victims a shrinking action with these inputs and seed would remove now, in order.
 
     Args:

@@ -12,40 +12,25 @@ OLDEST_PROFILE_FIRST: ``profile_created_at`` ascending; RANDOM: a permutation
 drawn from ``seed``), then ``created_at``, ``index`` and ``id``. Protected
 members are never chosen.
 
-It works on columns (numpy arrays) and selects the top ``count`` with
-partitions instead of a full sort, so that 100,000 members rank in about a
-millisecond once they are columns.
+It works on columns (numpy arrays). RANDOM (whose order depends on the action's
+seed) selects the top ``count`` with partitions instead of a full sort. The age
+criteria sort every member once per member table and keep that order on the
+columns (:func:`kept_order`); a later decision on the same members, or on a
+table patched from it, walks the kept order instead of ranking again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import IntEnum
-from itertools import repeat
-from operator import attrgetter
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
-from herd.types import Criteria, HealthStatus, NodeStatus
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-
-
-class Bucket(IntEnum):
-    """Removal ranks of members; lower goes first."""
-
-    ERROR = 0
-    WARNING = 1
-    UNHEALTHY = 2
-    TAINTED = 3
-    NEVER_CREATED = 4
-    GOOD = 5
-
+from herd.policies.columns import Bucket, FloatArray, IntArray, NodeColumns, columns_of
+from herd.policies.victims import RankResult, Victims, shortfall_text
+from herd.types import Criteria
 
 BUCKET_RULES = {
     Bucket.ERROR: "status ERROR",
@@ -54,195 +39,6 @@ BUCKET_RULES = {
     Bucket.TAINTED: "tainted",
     Bucket.NEVER_CREATED: "never created",
 }
-
-
-class Victim(NamedTuple):
-    """A member chosen for removal and the rule that chose it.
-
-    A named tuple so that a ranking can build 10,000 of them without a Python call
-    each (see :func:`_victims`).
-    """
-
-    node_id: str
-    rule: str
-
-
-@dataclass(frozen=True, slots=True)
-class RankResult:
-    """The victims in removal order; ``error`` is set when fewer could be chosen."""
-
-    victims: list[Victim]
-    requested: int
-    shortfall: int = 0
-    error: str | None = None
-
-    @property
-    def node_ids(self) -> list[str]:
-        return [victim.node_id for victim in self.victims]
-
-
-def shortfall_text(requested: int, available: int) -> str:
-    """The reason given when protection leaves too few removable members."""
-    nodes = "node" if requested == 1 else "nodes"
-    members = "member" if available == 1 else "members"
-    return f"Cannot remove {requested} {nodes}: only {available} unprotected {members}"
-
-
-_STATUS_BUCKET: dict[str, Bucket] = {
-    NodeStatus.ERROR: Bucket.ERROR,
-    NodeStatus.WARNING: Bucket.WARNING,
-}
-_HEALTH_BUCKET: dict[str, Bucket] = {HealthStatus.CHECK_FAILED: Bucket.UNHEALTHY}
-
-
-def _bucket_codes(values: Any, table: Mapping[str, Bucket], n: int) -> npt.NDArray[np.int8]:
-    """Map status-like values to buckets (GOOD for anything not in ``table``)."""
-    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
-        codes = np.full(n, Bucket.GOOD, dtype=np.int8)
-        for text, bucket in table.items():
-            codes[values == text] = bucket
-        return codes
-    # str and StrEnum hash alike, so one dict serves both.
-    return np.fromiter(map(table.get, values, repeat(Bucket.GOOD)), dtype=np.int8, count=n)
-
-
-@dataclass(frozen=True)
-class NodeColumns:
-    """Members as columns: what the ranking actually sorts.
-
-    ``zone`` and ``region`` labels may be left out and are then read from
-    ``source`` (the snapshots) the first time a per-group ranking needs them.
-    """
-
-    ids: Sequence[str]
-    index: IntArray
-    bucket: npt.NDArray[np.int8]
-    created_at: FloatArray  # NaN: never created
-    profile_created_at: FloatArray  # NaN: unknown
-    deletion_cost: FloatArray
-    protected: npt.NDArray[np.bool_]
-    zone: Sequence[str | None] | None = None
-    region: Sequence[str | None] | None = None
-    source: Sequence[NodeSnapshot] | None = field(default=None, repr=False, compare=False)
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def labels(self, key: Literal["zone", "region"]) -> Sequence[str | None]:
-        """The zone or region of every member."""
-        given = self.zone if key == "zone" else self.region
-        if given is not None:
-            return given
-        if key not in self._cache:
-            source = self.source or ()
-            self._cache[key] = [getattr(n, key) for n in source] or [None] * len(self)
-        labels: Sequence[str | None] = self._cache[key]
-        return labels
-
-    def group_codes(self, key: Literal["zone", "region"]) -> tuple[IntArray, dict[str | None, int]]:
-        """Integer codes of the groups (cached), and the code of each label."""
-        cache_key = f"{key}-codes"
-        if cache_key not in self._cache:
-            code_of: dict[str | None, int] = {}
-            codes = np.fromiter(
-                (code_of.setdefault(g, len(code_of)) for g in self.labels(key)),
-                dtype=np.int64,
-                count=len(self),
-            )
-            self._cache[cache_key] = (codes, code_of)
-        result: tuple[IntArray, dict[str | None, int]] = self._cache[cache_key]
-        return result
-
-    @classmethod
-    def from_nodes(cls, nodes: Sequence[NodeSnapshot]) -> NodeColumns:
-        """Build columns from snapshots, one attribute at a time (zone/region lazily)."""
-        n = len(nodes)
-        if not n:
-            return cls.from_arrays([])
-
-        def column(name: str) -> list[Any]:
-            return list(map(attrgetter(name), nodes))
-
-        created = np.asarray(column("created_at"), dtype=np.float64)
-        bucket = np.full(n, Bucket.GOOD, dtype=np.int8)
-        bucket[np.isnan(created)] = Bucket.NEVER_CREATED
-        bucket[np.asarray(column("tainted"), dtype=bool)] = Bucket.TAINTED
-        bucket = np.minimum(bucket, _bucket_codes(column("health"), _HEALTH_BUCKET, n))
-        bucket = np.minimum(bucket, _bucket_codes(column("status"), _STATUS_BUCKET, n))
-        return cls(
-            ids=column("id"),
-            index=np.asarray(column("index"), dtype=np.int64),
-            bucket=bucket,
-            created_at=created,
-            profile_created_at=np.asarray(column("profile_created_at"), dtype=np.float64),
-            deletion_cost=np.asarray(column("deletion_cost"), dtype=np.float64),
-            protected=np.asarray(column("protected"), dtype=bool),
-            source=nodes,
-        )
-
-    @classmethod
-    def from_arrays(
-        cls,
-        ids: Sequence[str],
-        *,
-        index: Sequence[int] | npt.ArrayLike | None = None,
-        status: Sequence[str] | npt.ArrayLike | None = None,
-        health: Sequence[str] | npt.ArrayLike | None = None,
-        tainted: Sequence[bool] | npt.ArrayLike | None = None,
-        created_at: Sequence[float | None] | npt.ArrayLike | None = None,
-        profile_created_at: Sequence[float | None] | npt.ArrayLike | None = None,
-        deletion_cost: Sequence[float] | npt.ArrayLike | None = None,
-        protected: Sequence[bool] | npt.ArrayLike | None = None,
-        zone: Sequence[str | None] | None = None,
-        region: Sequence[str | None] | None = None,
-    ) -> NodeColumns:
-        """Build columns from plain sequences or arrays (e.g. straight from a query).
-
-        Missing columns take the NodeSnapshot defaults. ``created_at`` of None or
-        NaN means the member was never created.
-        """
-        n = len(ids)
-        idx = np.arange(n, dtype=np.int64) if index is None else np.asarray(index, np.int64)
-        created = _floats(created_at, n)
-        bucket = np.full(n, Bucket.GOOD, dtype=np.int8)
-        # Assigned from least to most severe so that the worst reason wins.
-        bucket[np.isnan(created)] = Bucket.NEVER_CREATED
-        if tainted is not None:
-            bucket[np.asarray(tainted, dtype=bool)] = Bucket.TAINTED
-        if health is not None:
-            bucket = np.minimum(bucket, _bucket_codes(health, _HEALTH_BUCKET, n))
-        if status is not None:
-            bucket = np.minimum(bucket, _bucket_codes(status, _STATUS_BUCKET, n))
-        costs = np.zeros(n) if deletion_cost is None else np.asarray(deletion_cost, np.float64)
-        guard = np.zeros(n, bool) if protected is None else np.asarray(protected, dtype=bool)
-        return cls(
-            ids=ids,
-            index=idx,
-            bucket=bucket,
-            created_at=created,
-            profile_created_at=_floats(profile_created_at, n),
-            deletion_cost=costs,
-            protected=guard,
-            zone=zone,
-            region=region,
-        )
-
-
-def _floats(values: Any, n: int) -> FloatArray:
-    if values is None:
-        return np.full(n, np.nan)
-    return np.asarray(values, dtype=np.float64)
-
-
-def columns_of(nodes: Sequence[NodeSnapshot] | NodeColumns) -> NodeColumns:
-    """The columns of ``nodes``; a member table read column-wise already holds them."""
-    if isinstance(nodes, NodeColumns):
-        return nodes
-    held = getattr(nodes, "columns", None)  # herd.policies.members.MemberTable
-    if isinstance(held, NodeColumns):
-        return held
-    return NodeColumns.from_nodes(nodes)
 
 
 #: A sort key evaluated lazily for some members (None: all of them, uncopied).
@@ -370,14 +166,95 @@ def _top(
     return np.concatenate((head, _top(tied_pos, len(tied_pos), keys[1:], k - len(head), ids)))
 
 
-def _victims(
-    cols: NodeColumns, chosen: IntArray, criteria: Criteria, suffix: str = ""
-) -> list[Victim]:
+def _victims(cols: NodeColumns, chosen: IntArray, criteria: Criteria, suffix: str = "") -> Victims:
+    """``chosen`` (as :func:`rank_columns` ranked them) with the rule that chose each."""
     texts = [BUCKET_RULES.get(bucket, criteria.value) + suffix for bucket in Bucket]
     node_ids = map(cols.ids.__getitem__, chosen.tolist())
-    rules = map(texts.__getitem__, cols.bucket[chosen].tolist())
-    # tuple.__new__ through map: no Python frame per victim (a third of the ranking's time).
-    return list(map(tuple.__new__, repeat(Victim), zip(node_ids, rules, strict=True)))
+    buckets = cols.bucket[chosen]
+    # Ranked: the broken members come first, and the rest share the criterion's rule.
+    broken = int(np.count_nonzero(buckets < Bucket.GOOD))
+    head = list(map(texts.__getitem__, buckets[:broken].tolist()))
+    return Victims(node_ids, head + [texts[Bucket.GOOD]] * (len(buckets) - broken))
+
+
+#: Criteria whose order depends on the members alone, so it can be kept between decisions.
+KEPT_CRITERIA = frozenset(
+    (Criteria.OLDEST_FIRST, Criteria.YOUNGEST_FIRST, Criteria.OLDEST_PROFILE_FIRST)
+)
+_ORDER = "order-"
+_NOTHING: IntArray = np.zeros(0, dtype=np.int64)
+#: The columns a kept order is sorted by (besides the ids).
+ORDER_COLUMNS = ("index", "created_at", "profile_created_at", "deletion_cost")
+
+
+def kept_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
+    """Every member's position, sorted by every key but the bucket (kept on ``cols``).
+
+    Restricted to the members of one bucket it is the ranking order inside that
+    bucket, and marks or status changes (which move members between buckets) do
+    not change it; :func:`carry_kept_orders` carries it across departures.
+    """
+    name = _ORDER + criteria.value
+    order: IntArray | None = cols._cache.get(name)
+    if order is None:
+        values = [key(None) for key in _key_functions(cols, criteria, 0)[1:]]
+        # A key equal for every member (deletion_cost, usually) cannot order them.
+        keys = [_column(v) for v in values if len(v) and v.min() != v.max()]
+        order = _full_sort(np.arange(len(cols), dtype=np.int64), keys, cols.ids)
+        cols._cache[name] = order
+    return order
+
+
+def carry_kept_orders(
+    held: NodeColumns, into: NodeColumns, kept: npt.NDArray[np.bool_] | None
+) -> None:
+    """Give ``into`` the orders kept on ``held``.
+
+    Only valid when ``into`` holds the same members in the same order with the
+    same ``ORDER_COLUMNS`` values, less those where ``kept`` is False.
+    """
+    renumbered = None if kept is None else np.cumsum(kept) - 1
+    for name, order in list(held._cache.items()):
+        if name.startswith(_ORDER):
+            if renumbered is not None and kept is not None:
+                order = renumbered[order[kept[order]]]
+            into._cache[name] = order
+
+
+def _first_in_order(order: IntArray, wanted: npt.NDArray[np.bool_], count: int) -> IntArray:
+    """The first ``count`` positions of ``order`` where ``wanted`` holds.
+
+    Reads the order in growing chunks: a decision takes a prefix, so it should
+    not look at every member.
+    """
+    found: list[IntArray] = []
+    start, step, missing = 0, max(2 * count, 1024), count
+    while missing > 0 and start < len(order):
+        chunk = order[start : start + step]
+        hits = chunk[wanted[chunk]][:missing]
+        found.append(hits)
+        missing -= len(hits)
+        start, step = start + step, 2 * step
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+def _rank_kept(
+    cols: NodeColumns, criteria: Criteria, eligible: npt.NDArray[np.bool_], take: int
+) -> IntArray:
+    """The first ``take`` eligible members: the broken ones by bucket, then the good."""
+    order = kept_order(cols, criteria)
+    broken = np.flatnonzero(eligible & (cols.bucket < Bucket.GOOD))
+    if len(broken):
+        # Each member's place in the order; broken members are few, sorting them is cheap.
+        rank_name = "rank-" + criteria.value
+        rank = cols._cache.get(rank_name)
+        if rank is None:
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order), dtype=np.int64)
+            cols._cache[rank_name] = rank
+        broken = broken[np.lexsort((rank[broken], cols.bucket[broken]))][:take]
+    good = eligible & (cols.bucket == Bucket.GOOD)
+    return np.concatenate((broken, _first_in_order(order, good, take - len(broken))))
 
 
 def rank_columns(
@@ -388,13 +265,23 @@ def rank_columns(
     Returns:
         The chosen positions in removal order and the shortfall (count not met).
     """
+    criteria = Criteria(criteria)
+    if criteria in KEPT_CRITERIA:
+        eligible = ~cols.protected
+        if pool is not None:
+            inside = np.zeros(len(cols), dtype=bool)
+            inside[pool] = True
+            eligible &= inside
+        take = min(max(count, 0), int(np.count_nonzero(eligible)))
+        chosen = _rank_kept(cols, criteria, eligible, take) if take else _NOTHING
+        return chosen, max(count, 0) - take
     if pool is not None:
         pool = pool[~cols.protected[pool]]
     elif cols.protected.any():
         pool = np.flatnonzero(~cols.protected)
     size = len(cols) if pool is None else len(pool)
     take = min(max(count, 0), size)
-    keys = _key_functions(cols, Criteria(criteria), seed)
+    keys = _key_functions(cols, criteria, seed)
     chosen = _top(pool, size, keys, take, cols.ids)
     return chosen, max(count, 0) - take
 
@@ -450,15 +337,17 @@ def rank_victims_by_group(
     codes, code_of = cols.group_codes(key)
     names = sorted(name for name, wanted in quotas.items() if wanted > 0)
     requested = sum(max(quotas[name], 0) for name in names)
-    victims: list[Victim] = []
+    parts: list[Victims] = []
+    chosen_count = 0
     taken = np.zeros(len(cols), dtype=bool)
     for name in names:
         members = np.flatnonzero(codes == code_of.get(name, -1))
         chosen, _ = rank_columns(cols, quotas[name], criteria, seed, members)
         taken[chosen] = True
-        victims += _victims(cols, chosen, criteria, f" ({key} {name})")
+        parts.append(_victims(cols, chosen, criteria, f" ({key} {name})"))
+        chosen_count += len(chosen)
     for outside in (False, True):
-        missing = requested - len(victims)
+        missing = requested - chosen_count
         if missing <= 0:
             break
         labels = cols.labels(key)
@@ -466,10 +355,14 @@ def rank_victims_by_group(
         pool = np.flatnonzero(~taken & (~listed if outside else listed))
         chosen, _ = rank_columns(cols, missing, criteria, seed, pool)
         taken[chosen] = True
-        victims += [
-            Victim(v.node_id, f"{v.rule} ({key} {labels[p]}, redistributed)")
-            for v, p in zip(_victims(cols, chosen, criteria), chosen.tolist(), strict=True)
+        ranked = _victims(cols, chosen, criteria)
+        rules = [
+            f"{rule} ({key} {labels[p]}, redistributed)"
+            for rule, p in zip(ranked.rules, chosen.tolist(), strict=True)
         ]
+        parts.append(Victims(ranked.node_ids, rules))
+        chosen_count += len(chosen)
+    victims = Victims.joined(parts)
     shortfall = requested - len(victims)
     error = shortfall_text(requested, len(victims)) if shortfall else None
     return RankResult(victims, requested, shortfall, error)

@@ -21,7 +21,8 @@ from typing import Any
 
 from herd.domain.sizing import SizeBounds, check_size_params, parse_resize
 from herd.domain.snapshots import ClusterSnapshot
-from herd.policies.ranking import RankResult, Victim, rank_victims, rank_victims_by_group
+from herd.policies.ranking import rank_victims, rank_victims_by_group
+from herd.policies.victims import RankResult, Victims
 from herd.types import ActionName, Criteria
 
 SHRINKS = (ActionName.CLUSTER_SCALE_IN, ActionName.CLUSTER_RESIZE, ActionName.CLUSTER_DEL_NODES)
@@ -36,13 +37,13 @@ class ShrinkPlan:
     ``deletion``/``creation`` counts); ``victims`` is empty for a resize that grows.
     """
 
-    victims: list[Victim]
+    victims: Victims
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
     @property
     def node_ids(self) -> list[str]:
-        return [victim.node_id for victim in self.victims]
+        return self.victims.node_ids
 
 
 def default_victims(
@@ -69,11 +70,11 @@ def default_victims(
     return rank_victims(cluster.nodes, min(count, len(cluster.nodes)), Criteria.RANDOM, seed)
 
 
-def _chosen(candidates: Sequence[str], rules: Sequence[str] | None) -> list[Victim]:
+def _chosen(candidates: Sequence[str], rules: Sequence[str] | None) -> Victims:
     """Candidates a policy (or the request) named, with the rule that chose each."""
     if rules is not None and len(rules) == len(candidates):
-        return [Victim(str(node), str(rule)) for node, rule in zip(candidates, rules, strict=True)]
-    return [Victim(str(node), EXPLICIT) for node in candidates]
+        return Victims(map(str, candidates), map(str, rules))
+    return Victims.by_one_rule(map(str, candidates), EXPLICIT)
 
 
 def _positive(value: Any, verb: str) -> int | str:
@@ -96,7 +97,7 @@ def _victims(
     count: int,
     seed: int,
     rules: Sequence[str] | None,
-) -> RankResult | list[Victim]:
+) -> RankResult | Victims:
     deletion = data.get("deletion") or {}
     candidates = list(deletion.get("candidates") or [])
     if candidates:
@@ -104,8 +105,8 @@ def _victims(
     return default_victims(cluster, count, deletion, seed)
 
 
-def _finish(result: RankResult | list[Victim], data: dict[str, Any]) -> ShrinkPlan:
-    if isinstance(result, list):
+def _finish(result: RankResult | Victims, data: dict[str, Any]) -> ShrinkPlan:
+    if isinstance(result, Victims):
         return ShrinkPlan(result, data)
     if result.error:
         return ShrinkPlan(result.victims, data, result.error)
@@ -147,23 +148,23 @@ def plan_shrink(
         else:
             count = _positive(inputs.get("count", 1), "scaling in")
         if isinstance(count, str):
-            return ShrinkPlan([], result, count)
+            return ShrinkPlan(Victims(), result, count)
         count = min(count, members)
         error = check_size_params(
             _bounds(cluster), members - count, None, None, True, max_nodes_per_cluster
         )
         if error:
-            return ShrinkPlan([], result, error)
+            return ShrinkPlan(Victims(), result, error)
         return _finish(_victims(cluster, result, count, seed, rules), result)
     if action is ActionName.CLUSTER_RESIZE:
         if "deletion" not in result and "creation" not in result:
             parsed = parse_resize(members, cluster, inputs, max_nodes_per_cluster)
             if parsed.error:
-                return ShrinkPlan([], result, parsed.error)
+                return ShrinkPlan(Victims(), result, parsed.error)
             result.update(parsed.to_data())
         deletion = result.get("deletion") or {}
         if not deletion:
-            return ShrinkPlan([], result)
+            return ShrinkPlan(Victims(), result)
         candidates = deletion.get("candidates") or []
         count = min(len(candidates) or int(deletion.get("count", 0)), members)
         return _finish(_victims(cluster, result, count, seed, rules), result)
@@ -180,6 +181,7 @@ def plan_shrink(
             True,
             max_nodes_per_cluster,
         )
-        victims = [v for v in _chosen(named, rules) if v.node_id in present]
+        chosen = _chosen(named, rules)
+        victims = Victims.of([v for v in chosen if v.node_id in present])
         return ShrinkPlan(victims, result, error)
     raise ValueError(f"{action.value} is not a shrinking action")

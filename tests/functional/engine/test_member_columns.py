@@ -5,8 +5,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from tests.functional.engine.harness import Harness
 
+from herd.policies.columns import NodeColumns
 from herd.policies.members import MemberTable, member_labels
-from herd.policies.ranking import NodeColumns, rank_victims, rank_victims_by_group
+from herd.policies.ranking import rank_victims, rank_victims_by_group
 from herd.store.models import NodeRow, ProfileRow
 from herd.store.snapshots import load_cluster_snapshot, node_snapshot
 from herd.types import Criteria

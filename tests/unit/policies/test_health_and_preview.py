@@ -14,8 +14,8 @@ from herd.policies.deletion import DeletionPolicy
 from herd.policies.health import HealthPolicy
 from herd.policies.placement import ZonePlacementPolicy
 from herd.policies.preview import preview_shrink
-from herd.policies.ranking import Victim
 from herd.policies.scaling import ScalingPolicy
+from herd.policies.victims import Victim, Victims
 from herd.types import ActionName, CheckStatus, HealthStatus, NodeStatus, Phase
 
 Node = Callable[..., NodeSnapshot]
@@ -82,7 +82,7 @@ def test_health_resize_grow_does_not_suspend(cluster: Cluster, ctx: Ctx) -> None
 
 def preview_scale_in(
     cluster: ClusterSnapshot, policies: list[Policy], count: int | None, now: float, seed: int
-) -> list[Victim]:
+) -> Victims:
     """The scale-in preview with ``policies`` bound in this order."""
     bound = [BoundPolicy(f"b{i}", type(p).__name__, p) for i, p in enumerate(policies)]
     inputs = {} if count is None else {"count": count}

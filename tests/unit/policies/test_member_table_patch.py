@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from herd.policies.members import MemberLists, MemberTable
-from herd.policies.ranking import rank_victims, rank_victims_by_group
+from herd.policies.ranking import KEPT_CRITERIA, rank_victims, rank_victims_by_group
 from herd.types import Criteria
 
 STATUSES = ("ACTIVE", "ERROR", "WARNING", "CREATING")
@@ -48,17 +48,24 @@ def before_and_after(draw: Any) -> tuple[list[dict[str, Any]], set[str], list[di
     before = [member(f"m{i}", i * 2, draw) for i in range(count)]
     after: list[dict[str, Any]] = []
     changed: set[str] = set()
+    # Half the cases only mark members and see some leave (a scale-in): the kept orders
+    # are carried; the other half also recreate, move and add members.
+    quiet = draw(st.booleans())
+    fates = ("same", "marked", "left") if quiet else ("same", "marked", "changed", "moved", "left")
     for row in before:
-        fate = draw(st.sampled_from(("same", "same", "changed", "moved", "left")))
+        fate = draw(st.sampled_from(fates))
         if fate == "same":
             after.append(row)
             continue
         changed.add(row["ids"])
-        if fate == "changed":  # a mark or a status change: same index
+        if fate == "marked":  # a mark or a status change alone: the sort keys stay
+            status, health = draw(st.sampled_from(STATUSES)), draw(st.sampled_from(HEALTH))
+            after.append({**row, "status": status, "health": health})
+        elif fate == "changed":  # a mark or a status change: same index
             after.append(member(row["ids"], row["index"], draw))
         elif fate == "moved":  # another index (odd, so never equal to a kept one)
             after.append(member(row["ids"], draw(st.integers(0, 30)) * 2 + 1, draw))
-    for i in range(draw(st.integers(0, 5))):
+    for i in range(0 if quiet else draw(st.integers(0, 5))):
         node_id = f"new{i}"
         changed.add(node_id)
         after.append(member(node_id, draw(st.integers(0, 80)) * 2 + 1, draw))
@@ -83,6 +90,8 @@ def test_patched_equals_a_table_built_afresh(
     fresh_rows = [row for row in after if row["ids"] in changed]
     held = table_of(before)
     held.columns.group_codes("zone")  # a per-zone ranking ran: the patch carries the codes
+    for criteria in Criteria:  # decisions ran: the patch carries the orders they kept
+        rank_victims(held, 5, criteria, 3)
     patched = held.patched(changed, table_of(fresh_rows))
     expected = table_of(after)
     assert patched.lists == expected.lists
@@ -100,3 +109,44 @@ def test_patched_equals_a_table_built_afresh(
         assert rank_victims_by_group(patched, quotas, "zone", criteria, 3) == (
             rank_victims_by_group(expected, quotas, "zone", criteria, 3)
         )
+
+
+def test_orders_are_carried_across_marks_and_departures() -> None:
+    """A mark and a member leaving keep the age orders; a member joining drops them."""
+    rows = [
+        {**_plain(f"m{i}", i), "created_at": float(10 - i), "profile_created_at": float(i % 3)}
+        for i in range(6)
+    ]
+    held = table_of(rows)
+    for criteria in KEPT_CRITERIA:
+        rank_victims(held, 2, criteria, 0)
+    marked = {**rows[2], "health": "CHECK_FAILED"}
+    patched = held.patched({"m2", "m4"}, table_of([marked]))  # m2 marked, m4 left
+    after = [marked if row["ids"] == "m2" else row for row in rows if row["ids"] != "m4"]
+    for criteria in KEPT_CRITERIA:
+        assert f"order-{criteria.value}" in patched.columns._cache
+        assert rank_victims(patched, 5, criteria, 0) == rank_victims(
+            table_of(after), 5, criteria, 0
+        )
+    joined = patched.patched({"m9"}, table_of([_plain("m9", 9)]))
+    assert not any(name.startswith("order-") for name in joined.columns._cache)
+    recreated = held.patched({"m1"}, table_of([{**rows[1], "created_at": 99.0}]))
+    assert not any(name.startswith("order-") for name in recreated.columns._cache)
+
+
+def _plain(node_id: str, index: int) -> dict[str, Any]:
+    return {
+        "ids": node_id,
+        "names": f"n-{node_id}",
+        "index": index,
+        "status": "ACTIVE",
+        "health": "UNKNOWN",
+        "created_at": 1.0,
+        "profile_created_at": 1.0,
+        "zone": "AZ1",
+        "region": None,
+        "protected": False,
+        "deletion_cost": 0.0,
+        "tainted": False,
+        "physical_id": f"p-{node_id}",
+    }

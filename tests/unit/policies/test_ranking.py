@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -11,9 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from herd.domain.snapshots import NodeSnapshot
+from herd.policies.columns import Bucket, NodeColumns
 from herd.policies.ranking import (
-    Bucket,
-    NodeColumns,
+    KEPT_CRITERIA,
+    _key_functions,
+    _top,
+    rank_columns,
     rank_victims,
     rank_victims_by_group,
 )
@@ -265,3 +269,66 @@ def test_property_per_zone_counts(
         assert per_zone[zone] >= min(wanted, eligible[zone])
     if all(wanted <= eligible[zone] for zone, wanted in quotas.items()):
         assert {z: per_zone[z] for z in quotas} == quotas
+
+
+_SEVERITY = {NodeStatus.ERROR: 0, NodeStatus.WARNING: 1}
+
+
+def _oracle_key(node: NodeSnapshot, criteria: Criteria) -> tuple[Any, ...]:
+    """The documented order, written as one plain sort key (age criteria only)."""
+    if node.status in _SEVERITY:
+        bucket = _SEVERITY[node.status]
+    elif node.health is HealthStatus.CHECK_FAILED:
+        bucket = 2
+    elif node.tainted:
+        bucket = 3
+    else:
+        bucket = 4 if node.created_at is None else 5
+    created = math.inf if node.created_at is None else node.created_at
+    if criteria is Criteria.OLDEST_FIRST:
+        first = created
+    elif criteria is Criteria.YOUNGEST_FIRST:
+        first = math.inf if node.created_at is None else -node.created_at
+    else:
+        first = math.inf if node.profile_created_at is None else node.profile_created_at
+    return (bucket, node.deletion_cost, first, created, node.index, node.id)
+
+
+age_criteria_st = st.sampled_from(
+    [Criteria.OLDEST_FIRST, Criteria.YOUNGEST_FIRST, Criteria.OLDEST_PROFILE_FIRST]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(members(), st.integers(0, 35), age_criteria_st, st.sets(st.integers(0, 29)))
+def test_property_kept_order_equals_the_documented_sort(
+    nodes: list[NodeSnapshot], count: int, criteria: Criteria, pool_at: set[int]
+) -> None:
+    """The age criteria walk an order kept on the columns; it must be the documented one."""
+    cols = NodeColumns.from_nodes(nodes)
+    expected = sorted((n for n in nodes if not n.protected), key=lambda n: _oracle_key(n, criteria))
+    for _ in range(2):  # the second decision reuses the order the first one kept
+        assert rank_victims(cols, count, criteria, 0).node_ids == [n.id for n in expected[:count]]
+    pool = np.asarray(sorted(i for i in pool_at if i < len(nodes)), dtype=np.int64)
+    chosen, shortfall = rank_columns(cols, count, criteria, 0, pool)
+    in_pool = [n for n in expected if nodes.index(n) in pool_at]
+    assert [nodes[p].id for p in chosen.tolist()] == [n.id for n in in_pool[:count]]
+    assert shortfall == max(count - len(in_pool), 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(members(), st.integers(0, 35), criteria_st, st.integers(0, 1000))
+def test_property_kept_order_equals_the_partition(
+    nodes: list[NodeSnapshot], count: int, criteria: Criteria, seed: int
+) -> None:
+    """The kept order (age criteria) and the partitions (RANDOM) agree, ties by id included."""
+    cols = NodeColumns.from_nodes(nodes)
+    pool = None if not cols.protected.any() else np.flatnonzero(~cols.protected)
+    size = len(cols) if pool is None else len(pool)
+    take = min(count, size)
+    by_partition = _top(pool, size, _key_functions(cols, criteria, seed), take, cols.ids)
+    by_kept_order = rank_columns(cols, count, criteria, seed)[0]
+    assert by_kept_order.tolist() == by_partition.tolist()
+    # RANDOM's order depends on the action's seed: it is never kept.
+    kept = any(name.startswith("order-") for name in cols._cache)
+    assert kept == (criteria in KEPT_CRITERIA and take > 0)

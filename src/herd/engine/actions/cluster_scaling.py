@@ -16,8 +16,8 @@ from herd.engine.clusters import (
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
 from herd.errors import NotFound
-from herd.policies.ranking import Victim
 from herd.policies.shrink import ShrinkPlan, plan_shrink
+from herd.policies.victims import Victims
 from herd.store import actions as action_store
 from herd.store import clusters
 from herd.store import nodes as node_store
@@ -112,11 +112,7 @@ class ScalingHandlers:
         """
         stored = ex.outputs.get("shrink")
         if stored:
-            victims = [
-                Victim(node, rule)
-                for node, rule in zip(stored["victims"], stored["rules"], strict=True)
-            ]
-            return ShrinkPlan(victims, ex.data)
+            return ShrinkPlan(Victims(stored["victims"], stored["rules"]), ex.data)
         with ex.ctx.database.read() as session:
             snapshot = load_cluster_snapshot(session, cluster_id)
         if snapshot is None:
@@ -137,7 +133,7 @@ class ScalingHandlers:
             "seed": ex.seed,
             "members": len(snapshot.nodes),
             "victims": plan.node_ids,
-            "rules": [victim.rule for victim in plan.victims],
+            "rules": plan.victims.rules,
         }
         ex.save_data()
         return plan

@@ -1,0 +1,193 @@
+"""Members as columns: what the victim ranking sorts.
+
+A :class:`NodeColumns` holds one numpy array per sort key plus the member ids
+and group labels. It is built once per member table (from a column-wise query,
+or from snapshots) and never changed; what rankings derive from it (group codes,
+kept orders) is cached on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from itertools import repeat
+from operator import attrgetter
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from herd.domain.snapshots import NodeSnapshot
+from herd.types import HealthStatus, NodeStatus
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+class Bucket(IntEnum):
+    """Removal ranks of members; lower goes first."""
+
+    ERROR = 0
+    WARNING = 1
+    UNHEALTHY = 2
+    TAINTED = 3
+    NEVER_CREATED = 4
+    GOOD = 5
+
+
+_STATUS_BUCKET: dict[str, Bucket] = {
+    NodeStatus.ERROR: Bucket.ERROR,
+    NodeStatus.WARNING: Bucket.WARNING,
+}
+_HEALTH_BUCKET: dict[str, Bucket] = {HealthStatus.CHECK_FAILED: Bucket.UNHEALTHY}
+
+
+def _bucket_codes(values: Any, table: Mapping[str, Bucket], n: int) -> npt.NDArray[np.int8]:
+    """Map status-like values to buckets (GOOD for anything not in ``table``)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+        codes = np.full(n, Bucket.GOOD, dtype=np.int8)
+        for text, bucket in table.items():
+            codes[values == text] = bucket
+        return codes
+    # str and StrEnum hash alike, so one dict serves both.
+    return np.fromiter(map(table.get, values, repeat(Bucket.GOOD)), dtype=np.int8, count=n)
+
+
+@dataclass(frozen=True)
+class NodeColumns:
+    """Members as columns: what the ranking actually sorts.
+
+    ``zone`` and ``region`` labels may be left out and are then read from
+    ``source`` (the snapshots) the first time a per-group ranking needs them.
+    """
+
+    ids: Sequence[str]
+    index: IntArray
+    bucket: npt.NDArray[np.int8]
+    created_at: FloatArray  # NaN: never created
+    profile_created_at: FloatArray  # NaN: unknown
+    deletion_cost: FloatArray
+    protected: npt.NDArray[np.bool_]
+    zone: Sequence[str | None] | None = None
+    region: Sequence[str | None] | None = None
+    source: Sequence[NodeSnapshot] | None = field(default=None, repr=False, compare=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def labels(self, key: Literal["zone", "region"]) -> Sequence[str | None]:
+        """The zone or region of every member."""
+        given = self.zone if key == "zone" else self.region
+        if given is not None:
+            return given
+        if key not in self._cache:
+            source = self.source or ()
+            self._cache[key] = [getattr(n, key) for n in source] or [None] * len(self)
+        labels: Sequence[str | None] = self._cache[key]
+        return labels
+
+    def group_codes(self, key: Literal["zone", "region"]) -> tuple[IntArray, dict[str | None, int]]:
+        """Integer codes of the groups (cached), and the code of each label."""
+        cache_key = f"{key}-codes"
+        if cache_key not in self._cache:
+            code_of: dict[str | None, int] = {}
+            codes = np.fromiter(
+                (code_of.setdefault(g, len(code_of)) for g in self.labels(key)),
+                dtype=np.int64,
+                count=len(self),
+            )
+            self._cache[cache_key] = (codes, code_of)
+        result: tuple[IntArray, dict[str | None, int]] = self._cache[cache_key]
+        return result
+
+    @classmethod
+    def from_nodes(cls, nodes: Sequence[NodeSnapshot]) -> NodeColumns:
+        """Build columns from snapshots, one attribute at a time (zone/region lazily)."""
+        n = len(nodes)
+        if not n:
+            return cls.from_arrays([])
+
+        def column(name: str) -> list[Any]:
+            return list(map(attrgetter(name), nodes))
+
+        created = np.asarray(column("created_at"), dtype=np.float64)
+        bucket = np.full(n, Bucket.GOOD, dtype=np.int8)
+        bucket[np.isnan(created)] = Bucket.NEVER_CREATED
+        bucket[np.asarray(column("tainted"), dtype=bool)] = Bucket.TAINTED
+        bucket = np.minimum(bucket, _bucket_codes(column("health"), _HEALTH_BUCKET, n))
+        bucket = np.minimum(bucket, _bucket_codes(column("status"), _STATUS_BUCKET, n))
+        return cls(
+            ids=column("id"),
+            index=np.asarray(column("index"), dtype=np.int64),
+            bucket=bucket,
+            created_at=created,
+            profile_created_at=np.asarray(column("profile_created_at"), dtype=np.float64),
+            deletion_cost=np.asarray(column("deletion_cost"), dtype=np.float64),
+            protected=np.asarray(column("protected"), dtype=bool),
+            source=nodes,
+        )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        ids: Sequence[str],
+        *,
+        index: Sequence[int] | npt.ArrayLike | None = None,
+        status: Sequence[str] | npt.ArrayLike | None = None,
+        health: Sequence[str] | npt.ArrayLike | None = None,
+        tainted: Sequence[bool] | npt.ArrayLike | None = None,
+        created_at: Sequence[float | None] | npt.ArrayLike | None = None,
+        profile_created_at: Sequence[float | None] | npt.ArrayLike | None = None,
+        deletion_cost: Sequence[float] | npt.ArrayLike | None = None,
+        protected: Sequence[bool] | npt.ArrayLike | None = None,
+        zone: Sequence[str | None] | None = None,
+        region: Sequence[str | None] | None = None,
+    ) -> NodeColumns:
+        """Build columns from plain sequences or arrays (e.g. straight from a query).
+
+        Missing columns take the NodeSnapshot defaults. ``created_at`` of None or
+        NaN means the member was never created.
+        """
+        n = len(ids)
+        idx = np.arange(n, dtype=np.int64) if index is None else np.asarray(index, np.int64)
+        created = _floats(created_at, n)
+        bucket = np.full(n, Bucket.GOOD, dtype=np.int8)
+        # Assigned from least to most severe so that the worst reason wins.
+        bucket[np.isnan(created)] = Bucket.NEVER_CREATED
+        if tainted is not None:
+            bucket[np.asarray(tainted, dtype=bool)] = Bucket.TAINTED
+        if health is not None:
+            bucket = np.minimum(bucket, _bucket_codes(health, _HEALTH_BUCKET, n))
+        if status is not None:
+            bucket = np.minimum(bucket, _bucket_codes(status, _STATUS_BUCKET, n))
+        costs = np.zeros(n) if deletion_cost is None else np.asarray(deletion_cost, np.float64)
+        guard = np.zeros(n, bool) if protected is None else np.asarray(protected, dtype=bool)
+        return cls(
+            ids=ids,
+            index=idx,
+            bucket=bucket,
+            created_at=created,
+            profile_created_at=_floats(profile_created_at, n),
+            deletion_cost=costs,
+            protected=guard,
+            zone=zone,
+            region=region,
+        )
+
+
+def _floats(values: Any, n: int) -> FloatArray:
+    if values is None:
+        return np.full(n, np.nan)
+    return np.asarray(values, dtype=np.float64)
+
+
+def columns_of(nodes: Sequence[NodeSnapshot] | NodeColumns) -> NodeColumns:
+    """The columns of ``nodes``; a member table read column-wise already holds them."""
+    if isinstance(nodes, NodeColumns):
+        return nodes
+    held = getattr(nodes, "columns", None)  # herd.policies.members.MemberTable
+    if isinstance(held, NodeColumns):
+        return held
+    return NodeColumns.from_nodes(nodes)

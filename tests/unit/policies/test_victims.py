@@ -1,0 +1,36 @@
+"""Victims: two lists (ids, rules) that read as a sequence of Victim."""
+
+from __future__ import annotations
+
+import pytest
+
+from herd.policies.victims import Victim, Victims
+
+
+def test_victims_read_as_pairs_and_hand_out_copies() -> None:
+    victims = Victims(["a", "b", "c"], ["status ERROR", "OLDEST_FIRST", "OLDEST_FIRST"])
+    assert list(victims) == [
+        Victim("a", "status ERROR"),
+        Victim("b", "OLDEST_FIRST"),
+        Victim("c", "OLDEST_FIRST"),
+    ]
+    assert victims[1] == Victim("b", "OLDEST_FIRST") and victims[-1].node_id == "c"
+    assert victims[:2] == Victims(["a", "b"], ["status ERROR", "OLDEST_FIRST"])
+    ids = victims.node_ids
+    ids.append("x")  # a copy: the victims stay as decided
+    assert victims.node_ids == ["a", "b", "c"] and len(victims) == 3
+    assert victims != Victims(["a", "b", "c"], ["status ERROR"] * 3)
+
+
+def test_victims_built_from_one_rule_from_pairs_and_from_parts() -> None:
+    explicit = Victims.by_one_rule(["n1", "n2"], "explicit candidate")
+    assert explicit.rules == ["explicit candidate"] * 2
+    assert Victims.of(explicit) == explicit
+    joined = Victims.joined([explicit, Victims(["n3"], ["tainted"])])
+    assert joined.node_ids == ["n1", "n2", "n3"] and joined[2].rule == "tainted"
+    assert Victims() == [] and not Victims()
+
+
+def test_victims_refuse_lists_of_different_lengths() -> None:
+    with pytest.raises(ValueError, match="2 victims but 1 rules"):
+        Victims(["a", "b"], ["OLDEST_FIRST"])
