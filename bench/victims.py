@@ -27,7 +27,7 @@ With ``--old-path`` (sizes up to ``--old-max``) it also times the path the engin
 took before issue 10 (ORM rows, then ``NodeSnapshot`` objects): read once,
 ranked per case, the two added.
 
-Usage: ``python bench/victims.py [--sizes 1000,100000] [--count 100] [--no-senlin]``
+Usage: ``python bench/victims.py [--sizes 1000,100000] [--count 10000] [--no-senlin]``
 """
 
 from __future__ import annotations
@@ -381,7 +381,7 @@ def ratio(senlin: float | None, herd: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,100000,1000000")
-    parser.add_argument("--count", type=int, default=100, help="victims to choose")
+    parser.add_argument("--count", type=int, default=10_000, help="victims to choose")
     parser.add_argument("--no-senlin", action="store_true")
     parser.add_argument("--no-engine", action="store_true", help="skip the engine path")
     parser.add_argument("--old-path", action="store_true", help="also time the previous read")

@@ -197,11 +197,54 @@ def kept_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
     name = _ORDER + criteria.value
     order: IntArray | None = cols._cache.get(name)
     if order is None:
-        values = [key(None) for key in _key_functions(cols, criteria, 0)[1:]]
-        # A key equal for every member (deletion_cost, usually) cannot order them.
-        keys = [_column(v) for v in values if len(v) and v.min() != v.max()]
-        order = _full_sort(np.arange(len(cols), dtype=np.int64), keys, cols.ids)
+        keys = _key_functions(cols, criteria, 0)[1:]  # [0] is the bucket, [-1] the index
+        index = cols.index
+        # A member table is in index order, and indexes are unique: then ties go by
+        # position, which is the index, and no two members tie on every key.
+        by_position = len(index) > 1 and bool((index[1:] > index[:-1]).all())
+        values: list[npt.NDArray[Any]] = []
+        for key in keys[:-1] if by_position else keys:
+            value = key(None)
+            # A key equal for every member (deletion_cost, usually) cannot order them,
+            # nor can one equal to the key before it (OLDEST_FIRST's created_at, twice).
+            if value.min() != value.max() and not (values and np.array_equal(value, values[-1])):
+                values.append(value)
+        if by_position:
+            order = _by_keys_then_position(values, len(cols))
+        else:
+            order = _full_sort(np.arange(len(cols), dtype=np.int64), list(map(_column, values)),
+                               cols.ids)  # fmt: skip
         cols._cache[name] = order
+    return order
+
+
+def _by_keys_then_position(values: list[npt.NDArray[Any]], size: int) -> IntArray:
+    """Positions sorted by ``values`` (most significant first), ties by position.
+
+    The least significant key gets a quicksort (several times faster than a stable
+    sort), with tied runs put back in position order; each key above it a stable
+    sort of what is sorted so far.
+    """
+    if not values:
+        return np.arange(size, dtype=np.int64)
+    least = values[-1]
+    order: IntArray = np.argsort(least)
+    order = _ties_by_position(order, least[order])
+    for value in reversed(values[:-1]):
+        order = order[np.argsort(value[order], kind="stable")]
+    return order
+
+
+def _ties_by_position(order: IntArray, ordered: npt.NDArray[Any]) -> IntArray:
+    """``order`` with each run of equal ``ordered`` values in ascending position."""
+    tied = ordered[1:] == ordered[:-1]
+    if not tied.any():
+        return order
+    follows = np.concatenate(([False], tied))  # equal to the one before
+    at = np.flatnonzero(follows | np.concatenate((tied, [False])))  # in a tied run
+    run = np.cumsum(~follows[at])  # which run, counted among the tied ones only
+    order = order.copy()
+    order[at] = order[at[np.lexsort((order[at], run))]]
     return order
 
 
@@ -238,23 +281,48 @@ def _first_in_order(order: IntArray, wanted: npt.NDArray[np.bool_], count: int) 
     return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
 
-def _rank_kept(
-    cols: NodeColumns, criteria: Criteria, eligible: npt.NDArray[np.bool_], take: int
-) -> IntArray:
-    """The first ``take`` eligible members: the broken ones by bucket, then the good."""
+def _cached(cols: NodeColumns, name: str, build: Callable[[], npt.NDArray[Any]]) -> Any:
+    value = cols._cache.get(name)
+    if value is None:
+        value = cols._cache[name] = build()
+    return value
+
+
+def _broken_in_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
+    """Every broken member (protected too), by bucket and then by the kept order."""
     order = kept_order(cols, criteria)
-    broken = np.flatnonzero(eligible & (cols.bucket < Bucket.GOOD))
-    if len(broken):
-        # Each member's place in the order; broken members are few, sorting them is cheap.
-        rank_name = "rank-" + criteria.value
-        rank = cols._cache.get(rank_name)
-        if rank is None:
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.arange(len(order), dtype=np.int64)
-            cols._cache[rank_name] = rank
-        broken = broken[np.lexsort((rank[broken], cols.bucket[broken]))][:take]
-    good = eligible & (cols.bucket == Bucket.GOOD)
-    return np.concatenate((broken, _first_in_order(order, good, take - len(broken))))
+    broken = np.flatnonzero(cols.bucket < Bucket.GOOD)
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order), dtype=np.int64)
+    result: IntArray = broken[np.lexsort((place[broken], cols.bucket[broken]))]
+    return result
+
+
+def _rank_kept(
+    cols: NodeColumns, criteria: Criteria, pool: IntArray | None, count: int
+) -> tuple[IntArray, int]:
+    """:func:`rank_columns` for a criterion whose order is kept on ``cols``.
+
+    Per table (cached): the kept order, the broken members in ranking order, and
+    the good unprotected members. Per decision: the eligible broken members, then
+    a walk along the order for the good ones.
+    """
+    unprotected = _cached(cols, "unprotected", lambda: ~cols.protected)
+    good = _cached(cols, "good", lambda: unprotected & (cols.bucket == Bucket.GOOD))
+    eligible = unprotected
+    if pool is not None:
+        eligible = np.zeros(len(cols), dtype=bool)
+        eligible[pool] = True
+        eligible &= unprotected
+        good = good & eligible
+    take = min(max(count, 0), int(np.count_nonzero(eligible)))
+    if not take:
+        return _NOTHING, max(count, 0)
+    broken = _cached(cols, "broken-" + criteria.value, lambda: _broken_in_order(cols, criteria))
+    broken = broken[eligible[broken]][:take]
+    order = kept_order(cols, criteria)
+    chosen = np.concatenate((broken, _first_in_order(order, good, take - len(broken))))
+    return chosen, max(count, 0) - take
 
 
 def rank_columns(
@@ -267,14 +335,7 @@ def rank_columns(
     """
     criteria = Criteria(criteria)
     if criteria in KEPT_CRITERIA:
-        eligible = ~cols.protected
-        if pool is not None:
-            inside = np.zeros(len(cols), dtype=bool)
-            inside[pool] = True
-            eligible &= inside
-        take = min(max(count, 0), int(np.count_nonzero(eligible)))
-        chosen = _rank_kept(cols, criteria, eligible, take) if take else _NOTHING
-        return chosen, max(count, 0) - take
+        return _rank_kept(cols, criteria, pool, count)
     if pool is not None:
         pool = pool[~cols.protected[pool]]
     elif cols.protected.any():
