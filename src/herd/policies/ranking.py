@@ -256,12 +256,12 @@ def carry_kept_orders(
     Only valid when ``into`` holds the same members in the same order with the
     same ``ORDER_COLUMNS`` values, less those where ``kept`` is False.
     """
-    renumbered = None if kept is None else np.cumsum(kept) - 1
-    for name, order in list(held._cache.items()):
-        if name.startswith(_ORDER):
-            if renumbered is not None and kept is not None:
-                order = renumbered[order[kept[order]]]
-            into._cache[name] = order
+    # list() copies the items in one step: another decision may be adding to the cache.
+    orders = {name: value for name, value in list(held._cache.items()) if name.startswith(_ORDER)}
+    if kept is not None:
+        new_position = np.cumsum(kept) - 1  # of each kept member; the others are dropped
+        orders = {name: new_position[order[kept[order]]] for name, order in orders.items()}
+    into._cache.update(orders)
 
 
 def _first_in_order(order: IntArray, wanted: npt.NDArray[np.bool_], count: int) -> IntArray:
