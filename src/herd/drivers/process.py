@@ -46,6 +46,7 @@ from herd.drivers.process_spec import (
     PROPERTIES_SCHEMA,
     expand,
     health_url_from,
+    resolve_command,
     seconds_value,
     signal_name,
     validate_process_properties,
@@ -161,7 +162,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
             HERD_NODE_PORT=str(port),
             HERD_OWNER=self.owner_marker,
         )
-        argv = [props["command"], *(expand(arg, values) for arg in props["args"])]
+        argv = [resolve_command(props["command"]), *(expand(arg, values) for arg in props["args"])]
         self.nodes_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.nodes_dir / f"{request.node_id}.log"
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 import signal
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -103,6 +104,22 @@ def validate_process_properties(properties: Mapping[str, Any]) -> dict[str, Any]
         "stop_timeout": seconds_value("stop_timeout", given["stop_timeout"]),
         "start_timeout": seconds_value("start_timeout", given["start_timeout"]),
     }
+
+
+# The names a profile uses for "the Python that runs herd": a server started from a venv (make
+# serve) often has a PATH without that venv, where a bare python3 lacks herd and the app's deps.
+_HERD_PYTHON_NAMES = frozenset({"python", "python3", "{python}"})
+
+
+def resolve_command(command: str) -> str:
+    """The executable to spawn: a bare ``python``/``python3`` (or ``{python}``) is herd's own.
+
+    Any other command is returned as given (looked up on ``PATH`` when it has no slash);
+    ``/usr/bin/python3`` names the system interpreter explicitly.
+    """
+    if command in _HERD_PYTHON_NAMES and sys.executable:
+        return sys.executable
+    return command
 
 
 def expand(template: str, values: Mapping[str, str]) -> str:

@@ -133,6 +133,22 @@ def test_placeholders_env_and_cwd(driver: ProcessDriver, tmp_path: Path) -> None
     driver.delete(_ref(created, request))
 
 
+@pytest.mark.parametrize("command", ["python3", "python", "{python}"])
+def test_bare_python_is_the_interpreter_running_herd(
+    driver: ProcessDriver, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server started from a venv by its absolute path (make serve) may have a PATH where
+    # python3 is the system's, without herd: the README's profile must still run.
+    monkeypatch.setenv("PATH", "/nonexistent")
+    script = "import sys, time; print('EXE', sys.executable, flush=True); time.sleep(120)"
+    props = {"command": command, "args": ["-c", script]}
+    request = _request(props, node_id="py")
+    created = driver.create(request)
+    assert f"EXE {PY}" in _wait_log(driver, "py", "EXE")
+    assert request.properties["command"] == command  # the profile keeps what the user wrote
+    driver.delete(_ref(created, request))
+
+
 def test_stubborn_process_is_killed_after_stop_timeout(driver: ProcessDriver) -> None:
     request = _request({"command": PY, "args": STUBBORN, "stop_timeout": 0.5})
     created = driver.create(request)
