@@ -13,6 +13,7 @@ from tests.functional.api.helpers import (
     set_row,
 )
 
+from herd.store import events
 from herd.store.models import ActionRow
 
 
@@ -117,3 +118,38 @@ def test_events(client: TestClient) -> None:
         e["oname"] for e in client.get("/v1/events?sort=oname:desc&limit=1").json()["events"]
     ] == ["p2"]
     assert_error(client.get("/v1/events/nope"), 404, "The event 'nope' could not be found.")
+
+
+def test_cluster_and_target_filters_take_names_and_short_ids(client: TestClient) -> None:
+    # Senlin resolves GET /v1/events?cluster_id= (id, name or short id); herd does the same
+    # for the actions' cluster_id and target filters, so what the CLI's tables print works.
+    profile = make_profile(client)
+    web = make_cluster(client, profile, "web")
+    other = make_cluster(client, profile, "other")
+    finish_actions(client)
+    with services(client).database.write() as session:
+        for cluster_id, name in ((web, "web"), (other, "other")):
+            events.record(
+                session,
+                otype="CLUSTER",
+                oid=cluster_id,
+                oname=name,
+                project="default",
+                action="CLUSTER_CREATE",
+                status="ACTIVE",
+                reason="made by the test",
+                now=1.0,
+                cluster_id=cluster_id,
+            )
+    for value in ("web", web[:8], web):
+        actions = client.get(f"/v1/actions?cluster_id={value}").json()["actions"]
+        assert actions and {a["target"] for a in actions} == {web}
+        actions = client.get(f"/v1/actions?target={value}").json()["actions"]
+        assert actions and {a["target"] for a in actions} == {web}
+        found = client.get(f"/v1/events?cluster_id={value}").json()["events"]
+        assert found and {e["cluster_id"] for e in found} == {web}
+    both = client.get("/v1/events", params=[("cluster_id", "web"), ("cluster_id", "other")])
+    assert {e["cluster_id"] for e in both.json()["events"]} == {web, other}
+    # A value that names nothing visible is kept as given: it matches nothing here.
+    assert client.get("/v1/events?cluster_id=nothing").json()["events"] == []
+    assert client.get("/v1/actions?target=nothing").json()["actions"] == []

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Request, Response
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
+from herd.api.filters import CLUSTERS, CLUSTERS_AND_NODES, resolve_filters
 from herd.api.microversion import require
 from herd.api.schemas.actions import ActionUpdate
 from herd.api.schemas.base import openapi_body, parse_body
@@ -46,6 +47,9 @@ def list_actions(request: Request, services: ServicesDep, ctx: Context) -> dict[
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
+        resolve_filters(
+            session, params, scope, {"cluster_id": CLUSTERS, "target": CLUSTERS_AND_NODES}
+        )
         rows = pagination.apply(session, select_rows(ActionRow), LIST_SPEC, params, scope)
         return {"actions": render_actions(session, rows, ctx.version)}
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
+from herd.api.filters import CLUSTERS, resolve_filters
 from herd.api.views import event_view
 from herd.store.listing import select_rows
 from herd.store.lookup import find_event
@@ -45,6 +46,7 @@ def list_events(request: Request, services: ServicesDep, ctx: Context) -> dict[s
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
+        resolve_filters(session, params, scope, {"cluster_id": CLUSTERS})
         rows = pagination.apply(session, select_rows(EventRow), LIST_SPEC, params, scope)
         return {"events": [event_view(row) for row in rows]}
 
