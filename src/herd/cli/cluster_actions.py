@@ -253,9 +253,10 @@ def policy_list(ctx: typer.Context, cluster: str) -> None:
 
 @app.command("members")
 def members(ctx: typer.Context, cluster: str) -> None:
-    """List a cluster's members with their health."""
+    """List a cluster's members with their health, in index order."""
     state = get_state(ctx)
-    body = state.client.get(path("nodes"), {"cluster_id": cluster}).body
+    # Members made in one batch share init_at (the API's default order): index is stable.
+    body = state.client.get(path("nodes"), {"cluster_id": cluster, "sort": "index"}).body
     if state.json:
         print_json(body)
     else:
