@@ -5,7 +5,7 @@ The commands join ``herd cluster`` (the ``app`` of :mod:`herd.cli.clusters`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -297,20 +297,35 @@ def _victim_columns(victims: list[dict[str, Any]]) -> list[Column]:
 
 
 @app.command("complete-lifecycle")
-def complete_lifecycle(ctx: typer.Context, cluster: str, token: str) -> None:
-    """Let a node waiting on a lifecycle hook go on being deleted."""
-    _lifecycle(get_state(ctx), cluster, "complete_lifecycle", token, "completed")
+def complete_lifecycle(
+    ctx: typer.Context,
+    cluster: str,
+    token: str,
+    result: Annotated[
+        Literal["CONTINUE", "ABANDON"] | None,
+        typer.Option(
+            "--result",
+            help="CONTINUE (the API's default) deletes the node; ABANDON keeps it.",
+        ),
+    ] = None,
+) -> None:
+    """Answer a lifecycle hook: the waiting node goes on being deleted, or is kept (ABANDON)."""
+    params = without_none(lifecycle_action_token=token, lifecycle_action_result=result)
+    verb = f"completed ({result})" if result else "completed"
+    _lifecycle(get_state(ctx), cluster, "complete_lifecycle", params, verb)
 
 
 @app.command("lifecycle-heartbeat")
 def lifecycle_heartbeat(ctx: typer.Context, cluster: str, token: str) -> None:
     """Extend the wait of a node held by a lifecycle hook."""
-    _lifecycle(get_state(ctx), cluster, "lifecycle_heartbeat", token, "extended")
+    params = {"lifecycle_action_token": token}
+    _lifecycle(get_state(ctx), cluster, "lifecycle_heartbeat", params, "extended")
 
 
-def _lifecycle(state: CliState, cluster: str, name: str, token: str, verb: str) -> None:
-    reply = state.client.cluster_action(cluster, name, {"lifecycle_action_token": token})
+def _lifecycle(state: CliState, cluster: str, name: str, params: dict[str, Any], verb: str) -> None:
+    reply = state.client.cluster_action(cluster, name, params)
     if state.json:
         print_json(reply.body)
     else:
+        token = (reply.body or {}).get("action") or params["lifecycle_action_token"]
         print_message(f"Lifecycle action {token} {verb}.")

@@ -208,6 +208,14 @@ def get(session: Session, action_id: str) -> ActionRow | None:
     return session.get(ActionRow, action_id)
 
 
+def by_prefix(session: Session, cluster_id: str, prefix: str) -> list[ActionRow]:
+    """At most two actions of the cluster whose id starts with ``prefix`` (a short id)."""
+    query = select(ActionRow).where(
+        ActionRow.cluster_id == cluster_id, ActionRow.id.startswith(prefix, autoescape=True)
+    )
+    return list(session.scalars(query.limit(2)).all())
+
+
 def get_many(session: Session, action_ids: Iterable[str]) -> Sequence[ActionRow]:
     ids = list(action_ids)
     if not ids:

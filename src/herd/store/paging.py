@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, false, func, or_
+from sqlalchemy import ColumnElement, Select, and_, false, func, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from herd.errors import InvalidRequest
@@ -54,6 +54,22 @@ def _after(marker_row: Any, columns: Sequence[tuple[Column, bool]]) -> ColumnEle
     return or_(*clauses) if clauses else false()
 
 
+def _marker_row(session: Session, model: Any, marker: str, scope: Scope | None) -> Any:
+    """The row ``marker`` names: its full id or, as the CLI's tables print it, a unique prefix."""
+    row = session.get(model, marker)
+    if row is None and 0 < len(marker) < 36:
+        prefix = select(model).where(model.id.startswith(marker, autoescape=True))
+        if scope is not None:
+            prefix = scope.apply(prefix, model)
+        found = session.scalars(prefix.limit(2)).all()
+        row = found[0] if len(found) == 1 else None
+    if row is None or (
+        scope is not None and not scope.all_projects and row.project != scope.project
+    ):
+        raise InvalidRequest(f"Invalid value '{marker}' specified for 'marker'", field="marker")
+    return row
+
+
 def page(
     session: Session,
     query: Select[Any],
@@ -73,12 +89,7 @@ def page(
         query = query.where(equal_to_any(column, values))
     columns = [*order, (model.id, order[-1][1] if order else False)]
     if marker is not None:
-        marker_row = session.get(model, marker)
-        if marker_row is None or (
-            scope is not None and not scope.all_projects and marker_row.project != scope.project
-        ):
-            raise InvalidRequest(f"Invalid value '{marker}' specified for 'marker'", field="marker")
-        query = query.where(_after(marker_row, columns))
+        query = query.where(_after(_marker_row(session, model, marker, scope), columns))
     query = query.order_by(
         *[(_sortable(c).desc() if desc else _sortable(c).asc()) for c, desc in columns]
     )

@@ -114,6 +114,11 @@ def test_profile_list_filters_sort_and_paging(client: TestClient) -> None:
         "/v1/profiles", params={"sort": "name:desc", "limit": 2, "marker": page[-1]["id"]}
     )
     assert [p["name"] for p in r.json()["profiles"]] == ["a2", "a"]
+    # The short id a table prints works as a marker too (herd addition).
+    r = client.get(
+        "/v1/profiles", params={"sort": "name:desc", "limit": 2, "marker": page[-1]["id"][:8]}
+    )
+    assert [p["name"] for p in r.json()["profiles"]] == ["a2", "a"]
     r = client.get("/v1/profiles", params={"name": "a"})
     assert [p["id"] for p in r.json()["profiles"]] == [ids[1]]
     r = client.get("/v1/profiles", params=[("name", "a"), ("name", "c")])

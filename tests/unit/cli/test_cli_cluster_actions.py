@@ -99,9 +99,19 @@ def test_lifecycle_calls(api: FakeApi, herd: Any) -> None:
     assert "tok-1 completed" in run.stdout
     run = herd("cluster", "lifecycle-heartbeat", "web", "tok-1")
     assert run.exit_code == 0
+    run = herd("cluster", "complete-lifecycle", "web", "tok", "--result", "ABANDON")
+    assert run.exit_code == 0, run.stderr
+    assert "tok-1 completed (ABANDON)" in run.stdout  # the full id the API answered
+    assert herd("cluster", "complete-lifecycle", "web", "tok", "--result", "MAYBE").exit_code == 2
     assert [r.body for r in api.sent("POST")] == [
         {"complete_lifecycle": {"lifecycle_action_token": "tok-1"}},
         {"lifecycle_heartbeat": {"lifecycle_action_token": "tok-1"}},
+        {
+            "complete_lifecycle": {
+                "lifecycle_action_token": "tok",
+                "lifecycle_action_result": "ABANDON",
+            }
+        },
     ]
 
 
@@ -171,5 +181,5 @@ def test_members_shows_health(api: FakeApi, herd: Any) -> None:
     api.on("GET", "/v1/nodes", Answer(200, {"nodes": [node]}))
     run = herd("cluster", "members", "web")
     assert run.exit_code == 0
-    assert api.sent()[0].query == {"cluster_id": ["web"]}
+    assert api.sent()[0].query == {"cluster_id": ["web"], "sort": ["index"]}  # index order
     assert "CHECK_FAILED (process exited)" in run.stdout

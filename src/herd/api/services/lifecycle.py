@@ -15,15 +15,30 @@ from herd.api.deps import Services
 from herd.api.microversion import require
 from herd.api.schemas.base import parse_body
 from herd.api.schemas.cluster_actions import CompleteLifecycleParams, LifecycleHeartbeatParams
-from herd.errors import Conflict, NotFound
+from herd.errors import Conflict, MultipleChoices, NotFound
 from herd.store import actions as action_store
 from herd.store.database import Session, refresh_for_update
 from herd.store.models import ActionRow, ClusterRow
 from herd.types import ActionStatus
 
 
-def _waiting_child(session: Session, cluster: ClusterRow, token: str) -> ActionRow:
+def _find_token(session: Session, cluster: ClusterRow, token: str) -> ActionRow | None:
+    """The cluster's action ``token`` names: its full id or a unique prefix (the short id the
+    CLI's tables and events print; herd addition)."""
     action = action_store.get(session, token)
+    if action is None and 0 < len(token) < 36:
+        found = action_store.by_prefix(session, cluster.id, token)
+        if len(found) > 1:
+            raise MultipleChoices(
+                f"Multiple results found matching the query criteria '{token}'. "
+                "Please be more specific."
+            )
+        action = found[0] if found else None
+    return action
+
+
+def _waiting_child(session: Session, cluster: ClusterRow, token: str) -> ActionRow:
+    action = _find_token(session, cluster, token)
     if action is None or action.cluster_id != cluster.id:
         raise NotFound("action", token, f"The action '{token}' could not be found.")
     refresh_for_update(session, action)
