@@ -103,6 +103,14 @@ class Settings(BaseSettings):
         """Where ``herd.sim`` keeps its servers when they are shared (None: in memory)."""
         return self.data_dir / "sim-servers.sqlite" if self.sim_shared_state else None
 
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _data_dir_not_empty(cls, value: Any) -> Any:
+        # An empty HERD_DATA_DIR= would silently mean the current directory.
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("must not be empty (unset it to use ./herd-data)")
+        return value
+
     @field_validator("webhook_key")
     @classmethod
     def _key_not_empty(cls, value: SecretStr | None) -> SecretStr | None:

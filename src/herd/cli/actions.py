@@ -14,7 +14,15 @@ from herd.cli.common import (
     get_state,
     list_params,
 )
-from herd.cli.output import Column, id_column, print_json, print_message, print_record, print_table
+from herd.cli.output import (
+    Column,
+    id_column,
+    print_json,
+    print_message,
+    print_record,
+    print_table,
+    time_column,
+)
 
 app = typer.Typer(help="Actions: the asynchronous work of the engine.", no_args_is_help=True)
 
@@ -25,7 +33,7 @@ ACTION_COLUMNS = [
     Column("status", "status"),
     id_column("target", "target"),
     id_column("cluster", "cluster_id"),
-    Column("created_at", "created_at"),
+    time_column("created_at"),
 ]
 
 

@@ -22,7 +22,7 @@ from herd.cli.common import (
     without_none,
 )
 from herd.cli.nodes import NODE_COLUMNS
-from herd.cli.output import Column, id_column, print_json, print_message, print_table
+from herd.cli.output import Column, id_column, print_json, print_message, print_table, time_column
 from herd.cli.wait import finish
 
 __all__ = ["app"]
@@ -40,7 +40,7 @@ CLUSTER_POLICY_COLUMNS = [
     Column("enabled", "enabled"),
     Column("priority", lambda row: row.get("priority", (row.get("data") or {}).get("priority"))),
 ]
-MEMBER_COLUMNS = [*NODE_COLUMNS, Column("marked_at", "health_marked_at")]
+MEMBER_COLUMNS = [*NODE_COLUMNS, time_column("marked_at", "health_marked_at")]
 
 
 def _run(

@@ -12,7 +12,7 @@ import typer
 from herd.cli.client import path
 from herd.cli.clusters import app
 from herd.cli.common import get_state
-from herd.cli.output import Column, print_json, print_record, print_table
+from herd.cli.output import Column, print_json, print_record, print_table, time_column
 
 __all__ = ["app"]
 
@@ -42,13 +42,13 @@ HEALTH_COLUMNS = [
     Column("name", "name"),
     Column("index", "index"),
     Column("status", "status"),
-    Column("checked_at", "last_checked_at"),
+    time_column("checked_at", "last_checked_at"),
     Column("last check", _check),
     Column("reason", _reason),
     Column("failures", "failures"),
     Column("recoveries", _recoveries),
     Column("last recovery", "last_recovery_result"),
-    Column("backoff_until", "backoff_until"),
+    time_column("backoff_until"),
 ]
 
 

@@ -25,7 +25,15 @@ from herd.cli.common import (
     parse_metadata,
     without_none,
 )
-from herd.cli.output import Column, id_column, print_json, print_message, print_record, print_table
+from herd.cli.output import (
+    Column,
+    id_column,
+    print_json,
+    print_message,
+    print_record,
+    print_table,
+    time_column,
+)
 from herd.cli.wait import finish, wait_for_action
 
 app = typer.Typer(help="Clusters: groups of nodes kept at a desired size.", no_args_is_help=True)
@@ -45,7 +53,7 @@ CLUSTER_COLUMNS = [
     Column("max", "max_size"),
     Column("nodes", _node_count),
     Column("profile", lambda row: row.get("profile_name") or row.get("profile_id")),
-    Column("created_at", "created_at"),
+    time_column("created_at"),
 ]
 
 

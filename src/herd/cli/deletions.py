@@ -8,7 +8,7 @@ import typer
 
 from herd.cli.client import path
 from herd.cli.common import DEFAULT_WAIT_TIMEOUT, WaitOption, WaitTimeoutOption, get_state
-from herd.cli.output import Column, id_column, print_json, print_table
+from herd.cli.output import Column, id_column, print_json, print_table, time_column
 from herd.cli.wait import finish
 
 app = typer.Typer(help="Deletions in progress (tombstones); admin only.", no_args_is_help=True)
@@ -33,7 +33,7 @@ DELETION_COLUMNS = [
     id_column("resource_id", "resource_id"),
     Column("status", "status"),
     Column("age", lambda row: format_age(row.get("age"))),
-    Column("deleted_at", "deleted_at"),
+    time_column("deleted_at"),
     Column("reason", "reason"),
     id_column("action", "action_id"),
     Column("requested_by", "requested_by"),

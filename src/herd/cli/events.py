@@ -8,13 +8,13 @@ import typer
 
 from herd.cli.client import path
 from herd.cli.common import LimitOption, MarkerOption, SortOption, get_state, list_params
-from herd.cli.output import Column, id_column, print_json, print_record, print_table
+from herd.cli.output import Column, id_column, print_json, print_record, print_table, time_column
 
 app = typer.Typer(help="Events: what happened to what, and when.", no_args_is_help=True)
 
 EVENT_COLUMNS = [
     id_column(),
-    Column("generated_at", lambda row: row.get("generated_at") or row.get("timestamp")),
+    time_column("generated_at", lambda row: row.get("generated_at") or row.get("timestamp")),
     Column("level", "level"),
     Column("otype", "otype"),
     Column("oname", "oname"),

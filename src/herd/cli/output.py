@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -23,15 +24,31 @@ class Column:
     header: str
     key: str | Getter
     is_id: bool = False
+    is_time: bool = False
 
     def value(self, row: Mapping[str, Any]) -> Any:
-        if callable(self.key):
-            return self.key(row)
-        return row.get(self.key)
+        value = self.key(row) if callable(self.key) else row.get(self.key)
+        return format_time(value) if self.is_time else value
 
 
 def id_column(header: str = "id", key: str = "id") -> Column:
     return Column(header, key, is_id=True)
+
+
+def time_column(header: str, key: str | Getter | None = None) -> Column:
+    """A time: the API's ISO text as it is, an epoch number (the database's) made ISO too."""
+    return Column(header, key or header, is_time=True)
+
+
+def format_time(value: Any) -> Any:
+    """Epoch seconds as ``2026-11-27T16:54:01Z`` (UTC, as the API writes times); else as is."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value
+
+
+def _is_time_field(name: str) -> bool:
+    return name.endswith(("_at", "_until")) or name in ("deadline", "timestamp")
 
 
 def _console(stream: TextIO) -> Console:
@@ -96,7 +113,7 @@ def print_record(record: Mapping[str, Any], *, title: str | None = None) -> None
         if isinstance(value, dict | list):
             text = json.dumps(value, indent=2, sort_keys=True, default=str)
         else:
-            text = format_value(value)
+            text = format_value(format_time(value) if _is_time_field(key) else value)
         table.add_row(escape(key), escape(text))
     stdout().print(table)
 

@@ -20,7 +20,15 @@ from herd.cli.common import (
     list_params,
     without_none,
 )
-from herd.cli.output import Column, id_column, print_json, print_message, print_record, print_table
+from herd.cli.output import (
+    Column,
+    id_column,
+    print_json,
+    print_message,
+    print_record,
+    print_table,
+    time_column,
+)
 from herd.cli.wait import finish
 
 app = typer.Typer(
@@ -35,7 +43,7 @@ RECEIVER_COLUMNS = [
     id_column("cluster_id", "cluster_id"),
     Column("action", "action"),
     Column("params", "params"),
-    Column("created_at", "created_at"),
+    time_column("created_at"),
 ]
 ParamOption = Annotated[
     list[str] | None,

@@ -28,7 +28,7 @@ LogFormatOption = Annotated[
 ]
 
 
-def _settings(**overrides: Any) -> Settings:
+def settings_or_exit(**overrides: Any) -> Settings:
     """The settings of a server command; a bad one ends it with a line naming it, not a trace."""
     from pydantic import ValidationError
 
@@ -69,7 +69,7 @@ def serve(
     """Run the API (and, unless --no-engine, the engine) in this process."""
     from herd.api.server import serve as run_server  # type: ignore[import-not-found, unused-ignore]
 
-    settings = _settings(
+    settings = settings_or_exit(
         host=host,
         port=port,
         data_dir=data_dir,
@@ -94,7 +94,7 @@ def engine(
     from herd.engine.service import run_forever
     from herd.regions import Regions
 
-    settings = _settings(
+    settings = settings_or_exit(
         data_dir=data_dir,
         db_url=db_url,
         log_format=log_format,
@@ -119,7 +119,7 @@ def agent(
     from herd.agent.reconciler import run_forever  # type: ignore[import-not-found, unused-ignore]
 
     state = get_state(ctx)
-    run_forever(_settings(data_dir=data_dir), region, url or state.url, token or state.token)
+    run_forever(settings_or_exit(data_dir=data_dir), region, url or state.url, token or state.token)
 
 
 def iallocator(ctx: typer.Context) -> None:

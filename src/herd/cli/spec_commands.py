@@ -24,13 +24,21 @@ from herd.cli.common import (
     list_params,
     load_spec,
 )
-from herd.cli.output import Column, id_column, print_json, print_message, print_record, print_table
+from herd.cli.output import (
+    Column,
+    id_column,
+    print_json,
+    print_message,
+    print_record,
+    print_table,
+    time_column,
+)
 
 COLUMNS = [
     id_column(),
     Column("name", "name"),
     Column("type", "type"),
-    Column("created_at", "created_at"),
+    time_column("created_at"),
 ]
 TYPE_COLUMNS = [Column("name", "name"), Column("version", "version")]
 

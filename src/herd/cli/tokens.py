@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from herd.cli.common import CommandFailed, get_state
-from herd.cli.output import Column, id_column, print_json, print_message, print_table
+from herd.cli.output import Column, id_column, print_json, print_message, print_table, time_column
 from herd.cli.server import DataDirOption, DbUrlOption
 
 app = typer.Typer(
@@ -21,16 +21,24 @@ TOKEN_COLUMNS = [
     Column("name", "name"),
     Column("project", "project"),
     Column("role", "role"),
-    Column("created_at", "created_at"),
-    Column("expires_at", "expires_at"),
+    time_column("created_at"),
+    time_column("expires_at"),
 ]
 
 
 def _database(data_dir: Any, db_url: str | None) -> Any:
-    from herd.config import load_settings
+    from herd.cli.server import settings_or_exit
     from herd.store.database import Database
 
-    settings = load_settings(data_dir=data_dir, db_url=db_url)
+    settings = settings_or_exit(data_dir=data_dir, db_url=db_url)
+    if not settings.db_url:
+        # A token in a database no server reads is a silent failure: refuse to make one.
+        db_file = (settings.data_dir / "herd.db").resolve()
+        if not db_file.is_file():
+            raise CommandFailed(
+                f"no herd database at {db_file}: run herd token where herd serve keeps its "
+                "data, or give --data-dir DIR (HERD_DATA_DIR) or --db-url URL (HERD_DB_URL)"
+            )
     database = Database(
         settings.database_url(),
         sqlite_synchronous=settings.sqlite_synchronous,

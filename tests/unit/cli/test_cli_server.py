@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import sys
 import types
 from pathlib import Path
@@ -77,6 +78,31 @@ def test_iallocator_gets_raw_argv(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls[-1] == ["-v", "x"]
 
 
+def _make_database(data_dir: Path) -> None:
+    from herd.store.database import Database
+
+    database = Database(f"sqlite:///{data_dir / 'herd.db'}")
+    database.migrate()
+    database.dispose()
+
+
+def test_token_refuses_a_missing_or_empty_data_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(cli_main.app, ["token", "list"])
+    assert result.exit_code == 1
+    assert f"no herd database at {tmp_path.resolve() / 'herd-data' / 'herd.db'}" in result.stderr
+    monkeypatch.setenv("HERD_DATA_DIR", "")
+    result = runner.invoke(cli_main.app, ["token", "list"])
+    assert result.exit_code == 2
+    assert "invalid setting data_dir (HERD_DATA_DIR): Value error, must not be empty" in (
+        result.stderr
+    )
+    assert list(tmp_path.iterdir()) == []  # nothing was created
+
+
 def test_token_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     store: dict[str, dict[str, Any]] = {}
 
@@ -103,15 +129,19 @@ def test_token_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     )
     runner = CliRunner()
     data = ["--data-dir", str(tmp_path)]
-    result = runner.invoke(
-        cli_main.app,
-        ["--json", "token", "create", "--project", "p1", "--role", "agent", "--name", "a", *data],
-    )
+    create = ["token", "create", "--project", "p1", "--role", "agent", "--name", "a"]
+    # No database there: a token nobody's server reads would be a silent failure.
+    result = runner.invoke(cli_main.app, [*create, *data])
+    assert result.exit_code == 1
+    assert f"no herd database at {tmp_path.resolve() / 'herd.db'}" in result.stderr
+    assert not (tmp_path / "herd.db").exists() and store == {}
+    _make_database(tmp_path)
+    result = runner.invoke(cli_main.app, ["--json", *create, *data])
     assert result.exit_code == 0, result.output
     assert '"secret": "s3cr3t"' in result.stdout and '"role": "agent"' in result.stdout
-    assert (tmp_path / "herd.db").exists()
     result = runner.invoke(cli_main.app, ["token", "list", *data])
     assert "tok-1" in result.stdout and "s3cr3t" not in result.stdout
+    assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", result.stdout)  # not an epoch float
     assert runner.invoke(cli_main.app, ["token", "revoke", "tok-1", *data]).exit_code == 0
     result = runner.invoke(cli_main.app, ["token", "revoke", "tok-1", *data])
     assert result.exit_code == 1 and "no token" in result.stderr
