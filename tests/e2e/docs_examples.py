@@ -11,6 +11,9 @@ A fenced block runs only when an HTML comment (invisible on GitHub) comes right 
   sent to the server;
 * ``<!-- output -->``: what the run block before it prints (see ``match_output``).
 
+``needs=CMD[,CMD]`` in a run marker (``<!-- run: needs=promtool -->``) names commands the block
+runs that not every machine has; without them the test skips that block and says so.
+
 Anything else after ``<!-- run`` is an error, so a typo never silently skips an example.
 """
 
@@ -39,6 +42,7 @@ class Example:
     kind: str  # one of RUN_KINDS
     argument: str  # the file name, or what to validate
     text: str
+    needs: tuple[str, ...] = ()
     expected: str | None = None
     expected_line: int = 0
 
@@ -66,6 +70,17 @@ def _read_fence(lines: list[str], start: int, page: str) -> tuple[_Fence, int]:
             return _Fence(opening.group("info").strip(), start + 2, "\n".join(body) + "\n"), index
         body.append(lines[index])
     raise ExampleError(f"{page}:{start + 1}: the fence is never closed")
+
+
+def _needs(args: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """The marker's arguments without ``needs=...``, and the commands it names."""
+    words, needs = [], []
+    for word in (args or "").split():
+        if word.startswith("needs="):
+            needs += [name for name in word.removeprefix("needs=").split(",") if name]
+        else:
+            words.append(word)
+    return " ".join(words), tuple(needs)
 
 
 def _kind(args: str | None, page: str, line: int) -> tuple[str, str]:
@@ -104,10 +119,11 @@ def extract(text: str, page: str) -> list[Example]:
             examples[-1].expected = fence.text
             examples[-1].expected_line = fence.line
         else:
-            kind, argument = _kind(marker.group("args"), page, index + 1)
+            args, needs = _needs(marker.group("args"))
+            kind, argument = _kind(args, page, index + 1)
             if kind in ("sh", "fails") and fence.info not in ("sh", "bash"):
                 raise ExampleError(f"{page}:{fence.line}: a shell example needs a ```sh fence")
-            examples.append(Example(page, fence.line, kind, argument, fence.text))
+            examples.append(Example(page, fence.line, kind, argument, fence.text, needs))
         index = end + 1
     return examples
 
