@@ -29,6 +29,18 @@ def split_type(full_type: str) -> tuple[str, str | None]:
     return match["name"], match["version"]
 
 
+def named_key(error: InvalidSpec) -> InvalidSpec:
+    """The error with its message led by the dotted key, as profile errors have it.
+
+    ``properties.criteria: 'NEWEST' must be one of the allowed values: ...``: Senlin's text
+    alone does not say which of a spec's keys is wrong (several take the same values).
+    """
+    field = error.field
+    if not field or error.message.startswith(f"{field}:"):
+        return error
+    return InvalidSpec(f"{field}: {error.message}", field=field)
+
+
 class PolicyRegistry:
     """Maps ``(type name, version)`` to a :class:`Policy` subclass, plus aliases."""
 
@@ -125,7 +137,11 @@ class PolicyRegistry:
         """
         parsed = parse_spec(spec)
         cls = self.resolve(parsed.type, parsed.version)
-        return self.canonical_type(parsed.type, parsed.version), cls(parsed.properties)
+        try:
+            policy = cls(parsed.properties)
+        except InvalidSpec as exc:
+            raise named_key(exc) from None
+        return self.canonical_type(parsed.type, parsed.version), policy
 
     def types(self) -> list[dict[str, Any]]:
         """The registered types for ``GET /v1/policy-types`` (aliases left out)."""

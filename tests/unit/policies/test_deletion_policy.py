@@ -318,7 +318,8 @@ def test_input_data_is_not_mutated(cluster: Cluster, ctx: Ctx) -> None:
 def test_spec_errors(props: dict[str, Any], message: str, field: str) -> None:
     with pytest.raises(InvalidSpec) as info:
         default_policy_registry().create(SPEC | {"properties": SPEC["properties"] | props})
-    assert info.value.message == message
+    # The message is led by the key, as profile errors are (Senlin's text alone does not say).
+    assert info.value.message == f"{field}: {message}"
     assert info.value.field == field
 
 

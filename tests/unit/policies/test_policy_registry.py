@@ -132,3 +132,47 @@ def test_registries_are_independent() -> None:
     assert empty.resolve("senlin.policy.deletion", "1.0") is DeletionPolicy
     with pytest.raises(ValueError, match="already registered"):
         empty.register(type("Other", (DeletionPolicy,), {}))
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {
+                "type": "senlin.policy.scaling",
+                "version": "1.0",
+                "properties": {"event": "CLUSTER_SCALE_OUT", "adjustment": {"number": "x"}},
+            },
+            "properties.adjustment.number: The value 'x' is not a valid number.",
+        ),
+        (
+            {
+                "type": "senlin.policy.zone_placement",
+                "version": "1.0",
+                "properties": {"zones": [{"name": "a", "weight": "x"}]},
+            },
+            "properties.zones[0].weight: The value 'x' is not a valid Integer",
+        ),
+        (
+            {
+                "type": "senlin.policy.region_placement",
+                "version": "1.0",
+                "properties": {"regions": [{"cap": 1}]},
+            },
+            "properties.regions[0].name: Required spec item 'name' not provided",
+        ),
+        (
+            {
+                "type": "senlin.policy.health",
+                "version": "1.1",
+                "properties": {"detection": {"interval": "x"}},
+            },
+            "properties.detection.interval: The value 'x' is not a valid Integer",
+        ),
+    ],
+)
+def test_property_errors_lead_with_the_key(spec: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidSpec) as info:
+        default_policy_registry().create(spec)
+    assert info.value.message == message
+    assert message.startswith(f"{info.value.field}: ")
