@@ -60,15 +60,17 @@ class _Fence:
 
 def _read_fence(lines: list[str], start: int, page: str) -> tuple[_Fence, int]:
     """The fence opening at ``start`` (the line after a marker) and the index after it."""
-    opening = _FENCE.match(lines[start]) if start < len(lines) else None
+    opening = _FENCE.match(lines[start].lstrip()) if start < len(lines) else None
     if opening is None:
         raise ExampleError(f"{page}:{start}: a run/output marker must be followed by a fence")
     fence = opening.group("fence")
+    indent = len(lines[start]) - len(lines[start].lstrip())  # a fence inside a list item
     body: list[str] = []
     for index in range(start + 1, len(lines)):
         if lines[index].strip() == fence:
             return _Fence(opening.group("info").strip(), start + 2, "\n".join(body) + "\n"), index
-        body.append(lines[index])
+        line = lines[index]
+        body.append(line[indent:] if line[:indent].isspace() else line.lstrip())
     raise ExampleError(f"{page}:{start + 1}: the fence is never closed")
 
 

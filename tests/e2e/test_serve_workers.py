@@ -56,6 +56,9 @@ def test_two_api_workers_beside_one_engine(tmp_path: Path) -> None:
             services = client.get("/v1/services").json()["services"]
             engines = [s for s in services if s["binary"] == "herd-engine" and s["state"] == "up"]
             assert len(engines) == 1, services
+            # Every worker answers /healthz with the engine its parent runs (it said "off").
+            for _ in range(6):
+                assert client.get("/healthz").json()["engine"] == "running"
             node = nodes[0]["id"]
             before = client.get(f"/v1/nodes/{node}").json()["node"]["health_generation"]
 

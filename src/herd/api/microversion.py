@@ -112,7 +112,11 @@ class MicroversionMiddleware:
         try:
             version = negotiate(header_value)
         except VersionError as exc:
+            # Not served at the version asked for: the answer says which one it was (the
+            # default, as without the header), so every response carries the header and Vary.
             response = error_response(exc.status, exc.message, exc.error_type)
+            for name, value in _response_headers(DEFAULT_VERSION):
+                response.headers[name.decode()] = value.decode()
             await response(scope, receive, send)
             return
         scope.setdefault("state", {})["api_version"] = version

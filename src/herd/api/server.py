@@ -13,6 +13,8 @@ from herd.errors import InvalidRequest
 
 #: the environment variable that hands the parent's settings to ``--workers`` processes
 WORKER_SETTINGS = "_HERD_WORKER_SETTINGS"
+#: tells ``--workers`` processes whether their parent runs the engine ("running" or "off")
+PARENT_ENGINE = "_HERD_PARENT_ENGINE"
 
 
 def is_loopback(host: str) -> bool:
@@ -137,6 +139,7 @@ def serve_workers(settings: Settings) -> None:
         engine.start()
     worker_settings = settings.model_copy(update={"run_engine": False})
     os.environ[WORKER_SETTINGS] = worker_settings.model_dump_json()
+    os.environ[PARENT_ENGINE] = "running" if engine is not None else "off"
     try:
         uvicorn.run(
             "herd.api.server:worker_app",
@@ -165,5 +168,7 @@ def worker_app() -> Any:
     settings = Settings.model_validate_json(os.environ[WORKER_SETTINGS])
     logs.configure(settings.log_format)
     app = create_app(settings, start_engine=False)
+    # /healthz of a worker reports the engine its parent runs for it (docs/api.md).
+    app.state.herd.extra["parent_engine"] = os.environ.get(PARENT_ENGINE, "off")
     quiet_garbage_collector()
     return app

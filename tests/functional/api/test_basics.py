@@ -63,6 +63,9 @@ def test_microversion_out_of_range_is_406(client: TestClient) -> None:
     )
     r = client.get("/v1/profiles", headers=mv("2.0"))
     assert r.status_code == 406
+    # Every answer carries the version headers, these too: the default, as without the header.
+    assert r.headers["OpenStack-API-Version"] == "clustering 1.0"
+    assert r.headers["Vary"] == "OpenStack-API-Version"
 
 
 def test_microversion_malformed_is_400(client: TestClient) -> None:
@@ -72,6 +75,8 @@ def test_microversion_malformed_is_400(client: TestClient) -> None:
         400,
         "API Version String '1.x' is of invalid format. It must be of format 'major.minor'.",
     )
+    assert r.headers["OpenStack-API-Version"] == "clustering 1.0"
+    assert r.headers["Vary"] == "OpenStack-API-Version"
 
 
 def test_method_below_minimum_version(client: TestClient) -> None:

@@ -19,5 +19,8 @@ def healthz(services: ServicesDep) -> JSONResponse:
     if problem is not None:
         log.warning("health check: database unavailable: %s", problem)
         return JSONResponse({"status": "error", "database": "unavailable"}, status_code=503)
-    engine = "running" if services.engine is not None else "off"
+    # A --workers process has no engine of its own; its parent runs the one engine.
+    engine = services.extra.get("parent_engine", "off")
+    if services.engine is not None:
+        engine = "running"
     return JSONResponse({"status": "ok", "database": "ok", "engine": engine})
