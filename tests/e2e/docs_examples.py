@@ -70,7 +70,8 @@ def _read_fence(lines: list[str], start: int, page: str) -> tuple[_Fence, int]:
         if lines[index].strip() == fence:
             return _Fence(opening.group("info").strip(), start + 2, "\n".join(body) + "\n"), index
         line = lines[index]
-        body.append(line[indent:] if line[:indent].isspace() else line.lstrip())
+        prefix = line[:indent]
+        body.append(line[indent:] if not prefix or prefix.isspace() else line.lstrip())
     raise ExampleError(f"{page}:{start + 1}: the fence is never closed")
 
 

@@ -210,6 +210,11 @@ def test_extractor_markers_and_output_matching() -> None:
     )
     assert examples[1].text == "herd cluster list\n" and examples[1].line == 8
     assert examples[1].expected == "│ ... │ web │ ACTIVE │\n"
+    # Indentation inside a block is kept; a fence inside a list item loses the item's indent.
+    nested = extract("<!-- run: file a.yaml -->\n```yaml\na:\n  b: 1\n```\n", "p")[0].text
+    assert nested == "a:\n  b: 1\n"
+    item = "* x\n  <!-- run: file a.yaml -->\n  ```yaml\n  a:\n    b: 1\n  ```\n"
+    assert extract(item, "p")[0].text == "a:\n  b: 1\n"
     table = "┃ id ┃ name ┃ status ┃\n│ 1a2b3c4d │ web  │ ACTIVE │\n"
     assert match_output(examples[1].expected, table) is None
     assert match_output("│ ... │ web │ ERROR │", table) is not None
