@@ -2,9 +2,10 @@
 
 Senlin resolves ``GET /v1/events?cluster_id=`` this way (an id, a name or a short id of a
 cluster); herd does the same for the other filters that name a cluster or a node
-(``GET /v1/actions?cluster_id=`` and ``?target=``), so the ids and names its tables print work
-as filters. A value that names nothing visible is kept as given: a deleted cluster's full id
-still finds its events and actions (Senlin answered an empty list).
+(``GET /v1/actions?cluster_id=`` and ``?target=``, ``GET /v1/receivers?cluster_id=``), so
+the ids and names its tables print work as filters. A value that names nothing visible is
+kept as given: a deleted cluster's full id still finds its events and actions (Senlin
+answered an empty list).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Request, Response
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import Services, ServicesDep
+from herd.api.filters import CLUSTERS, resolve_filters
 from herd.api.microversion import require
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.schemas.receivers import ReceiverCreate, ReceiverUpdate
@@ -54,6 +55,7 @@ def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dic
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
+        resolve_filters(session, params, scope, {"cluster_id": CLUSTERS})
         rows = pagination.apply(session, store.select_receivers(), LIST_SPEC, params, scope)
         return {"receivers": [_shown(row, services) for row in rows]}
 
