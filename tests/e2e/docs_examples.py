@@ -11,8 +11,9 @@ A fenced block runs only when an HTML comment (invisible on GitHub) comes right 
   sent to the server;
 * ``<!-- output -->``: what the run block before it prints (see ``match_output``).
 
-``needs=CMD[,CMD]`` in a run marker (``<!-- run: needs=promtool -->``) names commands the block
-runs that not every machine has; without them the test skips that block and says so.
+``needs=CMD[,CMD]`` in a run marker (``<!-- run: needs=promtool -->``) names commands (or
+absolute paths: programs, data directories) the block uses that not every machine has; without
+them the test skips that block and says so.
 
 Anything else after ``<!-- run`` is an error, so a typo never silently skips an example.
 """

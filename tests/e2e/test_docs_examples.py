@@ -62,6 +62,11 @@ def page_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HerdServer
         _kill_node_processes(data)
 
 
+def _present(need: str) -> bool:
+    """A command on PATH, or a path (a data directory, an absolute program) that exists."""
+    return Path(need).exists() if "/" in need else shutil.which(need) is not None
+
+
 def _on_port(text: str, server: HerdServer) -> str:
     """The page's default address (``make serve``: 127.0.0.1:8778) becomes the test's server."""
     return text.replace("127.0.0.1:8778", f"127.0.0.1:{server.port}")
@@ -151,7 +156,7 @@ def test_page_examples_run_as_written(page: Path, page_server: HerdServer, tmp_p
     workdir.mkdir()
     skipped: list[str] = []
     for example in extract_file(page, ROOT):
-        missing_commands = [name for name in example.needs if shutil.which(name) is None]
+        missing_commands = [name for name in example.needs if not _present(name)]
         if missing_commands:
             skipped.append(f"{example.where} (needs {', '.join(missing_commands)})")
             continue
