@@ -2,7 +2,8 @@
 
 A fenced block runs only when an HTML comment (invisible on GitHub) comes right before it:
 
-* ``<!-- run -->``: a ``sh`` block, run with ``bash -e -o pipefail`` in the page's directory;
+* ``<!-- run -->``: a ``sh`` block, run with ``bash -e -o pipefail`` in the page's directory
+  (a ``python`` block: run by the venv's interpreter);
 * ``<!-- run: fails -->``: the same, but it must exit non-zero (an error a page shows);
 * ``<!-- run: file NAME -->``: the block's text is written to ``NAME`` in that directory;
 * ``<!-- run: validate profile -->`` / ``<!-- run: validate policy -->``: a YAML spec that the
@@ -44,6 +45,7 @@ class Example:
     argument: str  # the file name, or what to validate
     text: str
     needs: tuple[str, ...] = ()
+    python: bool = False  # a ```python block: run by the venv's interpreter, not bash
     expected: str | None = None
     expected_line: int = 0
 
@@ -125,9 +127,13 @@ def extract(text: str, page: str) -> list[Example]:
         else:
             args, needs = _needs(marker.group("args"))
             kind, argument = _kind(args, page, index + 1)
-            if kind in ("sh", "fails") and fence.info not in ("sh", "bash"):
-                raise ExampleError(f"{page}:{fence.line}: a shell example needs a ```sh fence")
-            examples.append(Example(page, fence.line, kind, argument, fence.text, needs))
+            if kind in ("sh", "fails") and fence.info not in ("sh", "bash", "python"):
+                raise ExampleError(
+                    f"{page}:{fence.line}: a run example needs a ```sh or ```python fence"
+                )
+            example = Example(page, fence.line, kind, argument, fence.text, needs)
+            example.python = fence.info == "python"
+            examples.append(example)
         index = end + 1
     return examples
 

@@ -80,8 +80,9 @@ def _run_shell(example: Example, server: HerdServer, workdir: Path) -> str:
         "COLUMNS": "200",
     }
     env.pop("HERD_DATA_DIR", None)
+    program = [sys.executable] if example.python else ["bash", "-e", "-o", "pipefail"]
     result = subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", _on_port(example.text, server)],
+        [*program, "-c", _on_port(example.text, server)],
         cwd=workdir,
         env=env,
         stdout=subprocess.PIPE,
@@ -231,7 +232,7 @@ def test_extractor_markers_and_output_matching() -> None:
     [
         "<!-- run: typo -->\n```sh\nx\n```\n",
         "<!-- run -->\ntext\n",
-        "<!-- run -->\n```python\nx\n```\n",
+        "<!-- run -->\n```javascript\nx\n```\n",
         "<!-- output -->\n```text\nx\n```\n",
         "<!-- run: validate thing -->\n```yaml\nx\n```\n",
         "<!-- run -->\n```sh\nnever closed\n",
