@@ -12,6 +12,7 @@ from typing import Any
 
 from herd.errors import InvalidSpec
 from herd.policies.base import Policy
+from herd.policies.batch import BatchPolicy
 from herd.policies.deletion import DeletionPolicy
 from herd.policies.health import HealthPolicy
 from herd.policies.placement import RegionPlacementPolicy, ZonePlacementPolicy
@@ -151,6 +152,7 @@ def default_policy_registry() -> PolicyRegistry:
         ZonePlacementPolicy,
         DeletionPolicy,
         HealthPolicy,
+        BatchPolicy,
     ):
         registry.register(cls)
         family = cls.type_name.removeprefix("senlin.policy.")

@@ -100,6 +100,7 @@ def test_types_listing_and_priorities() -> None:
     registry = default_policy_registry()
     names = [t["name"] for t in registry.types()]
     assert names == [
+        "senlin.policy.batch-1.0",
         "senlin.policy.deletion-1.0",
         "senlin.policy.deletion-1.1",
         "senlin.policy.health-1.0",
@@ -108,7 +109,7 @@ def test_types_listing_and_priorities() -> None:
         "senlin.policy.scaling-1.0",
         "senlin.policy.zone_placement-1.0",
     ]
-    row = registry.types()[1]
+    row = registry.types()[2]
     assert row == {
         "name": "senlin.policy.deletion-1.1",
         "version": "1.1",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from herd.engine.actions.cluster_health import HealthHandlers
 from herd.engine.actions.removal import RemovalPlan, remove_nodes
+from herd.engine.actions.rolling_update import rolling_update
 from herd.engine.clusters import eval_status, load_cluster, members, placements, update_cluster
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
@@ -140,12 +141,11 @@ class LifecycleHandlers:
         )
         profile_id = ex.inputs.get("profile_id")
         if profile_id and profile_id != cluster.profile_id:
-            outcome = self.health.change_profile(
-                ex, cluster.id, profile_id, bool(ex.inputs.get("profile_only"))
+            outcome = rolling_update(
+                ex, self.health.pool, cluster.id, profile_id, bool(ex.inputs.get("profile_only"))
             )
             if outcome.status != "SUCCEEDED":
-                eval_status(ex, cluster.id)
-                return outcome
+                return outcome  # the rollout set the cluster's status and where it stopped
         outcome = self.health.replace_unhealthy(ex)
         if outcome.status != "SUCCEEDED":
             return outcome
