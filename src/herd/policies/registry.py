@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from herd.errors import InvalidSpec
+from herd.policies.affinity import AffinityPolicy
 from herd.policies.base import Policy
 from herd.policies.batch import BatchPolicy
 from herd.policies.deletion import DeletionPolicy
@@ -153,6 +154,7 @@ def default_policy_registry() -> PolicyRegistry:
         DeletionPolicy,
         HealthPolicy,
         BatchPolicy,
+        AffinityPolicy,
     ):
         registry.register(cls)
         family = cls.type_name.removeprefix("senlin.policy.")

@@ -169,7 +169,11 @@ class LifecycleHandlers:
             profile = profiles.get(session, cluster.profile_id)
             allowed = type(instance).profile_types
             if "ANY" not in allowed and profile is not None and profile.type not in allowed:
-                return Outcome.failed(f"Policy not applicable on profile type: {profile.type}")
+                why = type(instance).profile_type_reason
+                return Outcome.failed(
+                    f"Policy not applicable on profile type: {profile.type}"
+                    + (f" ({why})." if why else "")
+                )
             if type(instance).singleton:
                 family = policy.type.rsplit("-", 1)[0].split(".")[-1]
                 for binding in existing:
