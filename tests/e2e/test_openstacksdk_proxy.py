@@ -170,6 +170,8 @@ def test_every_proxy_method(herd_server: HerdServer, foreign_process: Any) -> No
     assert c.get_node(orphan.id).cluster_id == ""
     _ok(c, c.replace_nodes_in_cluster(cluster, {members[0].id: orphan.id}))
     assert orphan.id in c.get_cluster(cluster.id).node_ids
+    left = c.get_node(members[0].id)  # Senlin's REPLACE_NODES: the original is an orphan now
+    assert (left.cluster_id, left.index, left.status) == ("", -1, "ACTIVE")
 
     preview = c.adopt_node(preview=True, identity=str(foreign_process.pid), type="herd.process-1.0")
     assert preview["node_profile"]["node_preview"]["properties"]["command"] == sys.executable

@@ -302,6 +302,9 @@ def _walk(
     out = osc("cluster members replace", "--nodes", f"{victim}=spare", "web").stdout
     _accepted(herd_server, out)
     assert spare["id"] in {m["id"] for m in osc.json("cluster members list", "--full-id", "web")}
+    # Senlin's REPLACE_NODES: the original leaves the cluster as an orphan, not destroyed.
+    left = osc.json("cluster node show", victim)
+    assert (left["cluster_id"], left["index"], left["status"]) == ("", -1, "ACTIVE")
 
     pid = str(foreign_process.pid)
     preview = osc.json(

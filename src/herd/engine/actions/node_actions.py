@@ -193,25 +193,3 @@ class NodeHandlers:
         if node.cluster_id:
             eval_status(ex, node.cluster_id)
         return Outcome.ok(reason) if outcome.ok else Outcome.failed(reason)
-
-    def replace_nodes(self, ex: ActionExecution) -> Outcome:
-        """Swap members for orphan nodes: the new node takes the old one's index."""
-        pairs = dict(ex.inputs.get("candidates") or {})
-        cluster = load_cluster(ex)
-        with ex.ctx.database.write() as session:
-            row = clusters.get(session, cluster.id)
-            assert row is not None
-            for old_id, new_id in pairs.items():
-                old = node_store.get(session, old_id)
-                new = node_store.get(session, new_id)
-                if old is None or new is None:
-                    missing = [i for i, row in ((old_id, old), (new_id, new)) if row is None]
-                    return Outcome.failed(f"Nodes not found: {missing}.")
-                new.cluster_id, new.index = cluster.id, old.index
-                new.updated_at = ex.ctx.now()
-        plan = removal_plan(ex, list(pairs), destroy_default=True)
-        results = remove_nodes(ex, self.nodeops, plan)
-        eval_status(ex, cluster.id)
-        if not results.ok:
-            return Outcome.failed(f"Failed in replacing nodes: {results.reason()}")
-        return Outcome.ok("Completed replacing nodes.")
