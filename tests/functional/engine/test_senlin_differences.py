@@ -57,3 +57,30 @@ def test_replace_nodes_leaves_the_original_as_an_orphan(harness: Harness) -> Non
         e.action for e in harness.events(spare)
     }
     assert {"NODE_LEAVE", "NODE_JOIN"} <= verbs
+
+
+def test_zone_and_region_placement_both_apply(harness: Harness) -> None:
+    cluster = harness.cluster(0)
+    harness.attach(
+        cluster,
+        {
+            "type": "senlin.policy.zone_placement",
+            "version": "1.0",
+            "properties": {"zones": [{"name": "az1"}, {"name": "az2"}]},
+        },
+        name="zones",
+    )
+    harness.attach(
+        cluster,
+        {
+            "type": "senlin.policy.region_placement",
+            "version": "1.0",
+            "properties": {"regions": [{"name": "r1"}, {"name": "r2"}]},
+        },
+        name="regions",
+    )
+    action = harness.run(ActionName.CLUSTER_SCALE_OUT, cluster, {"count": 4})
+    assert action.status == "SUCCEEDED", action.status_reason
+    placed = [(n.data or {}).get("placement") or {} for n in harness.nodes(cluster)]
+    assert sorted(p.get("zone") for p in placed) == ["az1", "az1", "az2", "az2"]
+    assert sorted(p.get("region_name") for p in placed) == ["r1", "r1", "r2", "r2"]
