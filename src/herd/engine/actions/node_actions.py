@@ -89,11 +89,9 @@ class NodeHandlers:
                 self._refused(ex, node, error)
                 return Outcome.failed(error)
             desired = count - 1
-        # NODE_DELETE always destroys (Senlin); the policy may add grace, hooks and reduce.
+        # Destroyed unless the deletion policy says destroy_after_deletion: false (spec S7
+        # copies it into data.deletion, and S1's rule applies): then the node only leaves.
         plan = removal_plan(ex, [node.id], destroy_default=True)
-        plan = type(plan)(
-            plan.node_ids, True, plan.grace_period, plan.reduce_desired_capacity, plan.hooks
-        )
         results = remove_nodes(ex, self.nodeops, plan)
         if cluster_id:
             reduce = plan.reduce_desired_capacity and results.ok and not results.abandoned
@@ -104,6 +102,10 @@ class NodeHandlers:
             )
         if not results.ok:
             return self._failed(ex, node.id, "Node deletion failed: " + results.reason())
+        if not plan.destroy:
+            kept = "Node left its cluster: the deletion policy keeps it (destroy_after_deletion)."
+            self._refused(ex, node, kept)
+            return Outcome.ok(kept)
         # The node row went with its tombstone (models.py); this only clears one left
         # by a deletion that ended in between (e.g. an engine stopped after the row went).
         with ex.ctx.database.write() as session:
