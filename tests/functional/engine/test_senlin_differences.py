@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 import uuid
 
+from sqlalchemy import select
 from tests.functional.engine.harness import PROJECT, Harness
 
-from herd.store.models import NodeRow
+from herd.store.models import ActionRow, NodeRow
 from herd.types import ActionName
 
 
@@ -84,3 +85,14 @@ def test_zone_and_region_placement_both_apply(harness: Harness) -> None:
     placed = [(n.data or {}).get("placement") or {} for n in harness.nodes(cluster)]
     assert sorted(p.get("zone") for p in placed) == ["az1", "az1", "az2", "az2"]
     assert sorted(p.get("region_name") for p in placed) == ["r1", "r1", "r2", "r2"]
+
+
+def test_finished_actions_keep_no_owner(harness: Harness) -> None:
+    cluster = harness.cluster(2)
+    harness.run(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 1})
+    with harness.db.read() as session:
+        rows = session.scalars(select(ActionRow)).all()
+        finished = [(r.action, r.status, r.owner) for r in rows]
+    assert len(finished) >= 4  # parents and their node children
+    assert all(status in ("SUCCEEDED", "FAILED") for _, status, _ in finished)
+    assert [f for f in finished if f[2] is not None] == []

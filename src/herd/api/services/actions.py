@@ -59,6 +59,7 @@ def _end(
     row.status_reason = reason
     row.end_time = now
     row.updated_at = now
+    row.owner = None
     record(
         session,
         otype="ACTION",
