@@ -347,3 +347,19 @@ def test_alertmanager_payload_errors(
 ) -> None:
     url = local(receiver(client, cluster)["channel"]["alertmanager_url"])
     assert_error(client.post(url, json=payload), 400, message, "BadRequest")
+
+
+def test_trigger_echoes_the_negotiated_version(client: TestClient, cluster: str) -> None:
+    """Like every route: the version asked for, else 1.0 (Senlin's default without a header)."""
+    url = local(receiver(client, cluster)["channel"]["alarm_url"])
+    asked = client.post(url, headers={"OpenStack-API-Version": "clustering 1.10"})
+    assert asked.status_code == 202, asked.text
+    assert asked.headers["OpenStack-API-Version"] == "clustering 1.10"
+    latest = client.post(url, headers={"OpenStack-API-Version": "clustering latest"})
+    assert latest.headers["OpenStack-API-Version"] == "clustering 1.14"
+    plain = client.post(url)
+    assert plain.headers["OpenStack-API-Version"] == "clustering 1.0"
+    assert (
+        plain.headers["OpenStack-API-Version"]
+        == client.get("/v1/clusters").headers["OpenStack-API-Version"]
+    )
