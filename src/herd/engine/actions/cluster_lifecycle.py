@@ -9,7 +9,7 @@ from herd.engine.clusters import eval_status, load_cluster, members, placements,
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
 from herd.store import actions as action_store
-from herd.store import bindings, clusters, policies, profiles, tombstones
+from herd.store import bindings, clusters, policies, profiles, receivers, tombstones
 from herd.store.models import NodeRow
 from herd.types import ClusterStatus, ResourceType
 
@@ -101,6 +101,9 @@ class LifecycleHandlers:
             update_cluster(ex, cluster.id, status=ClusterStatus.ERROR, status_reason=reason)
             return Outcome.failed(reason)
         with ex.ctx.database.write() as session:
+            # Senlin deleted a cluster's receivers with it: a receiver of a gone cluster
+            # could only answer errors.
+            receivers.delete_of_cluster(session, cluster.id)
             clusters.remove(session, cluster.id)
         return Outcome.ok("Cluster deletion succeeded.")
 
