@@ -191,3 +191,8 @@ POLICY_PRIORITY = {
     "loadbalance": 500,
     "health": 600,
 }
+
+
+#: action data key: the engine waits for a busy lock instead of failing after
+#: ``lock_retry_times`` (actions a receiver queued on a busy cluster)
+WAIT_FOR_LOCK = "wait_for_lock"
