@@ -5,6 +5,7 @@ from __future__ import annotations
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.drivers.base import ResourceRef
 from herd.engine.actions.cluster_health import check_node, recover_node
+from herd.engine.actions.node_create import create_own_node
 from herd.engine.actions.removal import removal_plan, remove_nodes
 from herd.engine.clusters import eval_status, load_cluster
 from herd.engine.execution import ActionExecution, Outcome
@@ -18,11 +19,10 @@ from herd.engine.health.recover_node import (
 from herd.engine.node_calls import node_request
 from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
-from herd.store import actions as action_store
 from herd.store import clusters, profiles, tombstones
 from herd.store import nodes as node_store
 from herd.store.models import NodeRow
-from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus, ResourceType
+from herd.types import ActionCause, NodeStatus, ResourceType
 
 
 def _node(ex: ActionExecution) -> NodeRow | None:
@@ -38,25 +38,7 @@ class NodeHandlers:
         node = _node(ex)
         if node is None:
             return Outcome.failed(f"The node '{ex.target}' could not be found.")
-        with ex.ctx.database.write() as session:
-            if not action_store.children(session, ex.id):
-                row = node_store.get(session, node.id)
-                assert row is not None
-                row.status, row.status_reason = NodeStatus.CREATING, "Creation in progress"
-                child = action_store.new_action(
-                    action=ActionName.NODE_CREATE,
-                    target=node.id,
-                    cluster_id=node.cluster_id,
-                    project=node.project,
-                    user=ex.user,
-                    cause=ActionCause.DERIVED,
-                    status=ActionStatus.RUNNING,
-                    parent_id=ex.id,
-                    owner=ex.ctx.engine_id,
-                    now=ex.ctx.now(),
-                )
-                action_store.add(session, child)
-        results = self.nodeops.run(ex)
+        results = create_own_node(ex, node.id)
         if node.cluster_id:
             with ex.ctx.database.read() as session:
                 count = clusters.member_count(session, node.cluster_id)
