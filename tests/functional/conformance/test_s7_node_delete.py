@@ -49,7 +49,8 @@ def test_s7_with_destroy_after_deletion_false_the_node_leaves_and_lives(api: Api
     api.attach(cluster, deletion_spec("1.1", destroy_after_deletion=False))
     action = delete_node(api, n[1])
     assert action["status"] == "SUCCEEDED", action["status_reason"]
-    assert action["data"]["deletion"]["destroy_after_deletion"] is False
+    data = action["data"]
+    assert isinstance(data, dict) and data["deletion"]["destroy_after_deletion"] is False
     kept = api.node(n[1])
     assert kept is not None  # not destroyed: an orphan node now, serving nothing for the cluster
     assert (kept["cluster_id"], kept["index"], kept["status"]) == ("", -1, "ACTIVE")

@@ -83,8 +83,8 @@ def test_zone_and_region_placement_both_apply(harness: Harness) -> None:
     action = harness.run(ActionName.CLUSTER_SCALE_OUT, cluster, {"count": 4})
     assert action.status == "SUCCEEDED", action.status_reason
     placed = [(n.data or {}).get("placement") or {} for n in harness.nodes(cluster)]
-    assert sorted(p.get("zone") for p in placed) == ["az1", "az1", "az2", "az2"]
-    assert sorted(p.get("region_name") for p in placed) == ["r1", "r1", "r2", "r2"]
+    assert sorted(str(p.get("zone")) for p in placed) == ["az1", "az1", "az2", "az2"]
+    assert sorted(str(p.get("region_name")) for p in placed) == ["r1", "r1", "r2", "r2"]
 
 
 def test_finished_actions_keep_no_owner(harness: Harness) -> None:
