@@ -6,6 +6,7 @@ import itertools
 import time
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 from tests.functional.engine.harness import PROJECT, Harness
 
@@ -86,22 +87,27 @@ def test_a_failed_batch_stops_the_rollout_with_the_cluster_warning(harness: Harn
     assert [n.profile_id for n in nodes[1:]] == [old, old, old]
 
 
-def test_a_resumed_update_continues_at_its_batch(harness: Harness) -> None:
-    """What a run after kill -9 sees: the schedule stored, batch 2 of 3 reached."""
+@pytest.mark.parametrize(
+    ("batch", "done"),
+    [(0, 0), (0, 1), (1, 2), (1, 3)],
+    ids=["before-batch-1", "mid-batch-1", "before-batch-2", "mid-batch-2"],
+)
+def test_a_resumed_update_continues_at_its_batch(harness: Harness, batch: int, done: int) -> None:
+    """What a run after kill -9 finds: the schedule stored, ``done`` members rebuilt."""
     old = harness.profile()
-    cluster = harness.cluster(3, profile=old)
+    cluster = harness.cluster(4, profile=old)
     harness.attach(cluster, _batch(min_in_service=2))
     nodes = harness.nodes(cluster)
     new = harness.profile({"create_latency": 0.01})
-    # Batch 1 finished before the crash; batch 2 had started.
-    harness.set_node(nodes[0].id, profile_id=new)
+    for node in nodes[:done]:
+        harness.set_node(node.id, profile_id=new)
     schedule = {
         "pause_time": 0,
         "min_in_service": 2,
         "max_batch_size": -1,
-        "batch_size": 1,
-        "plan": [[nodes[0].id], [nodes[1].id], [nodes[2].id]],
-        "batch": 1,
+        "batch_size": 2,
+        "plan": [[nodes[0].id, nodes[1].id], [nodes[2].id, nodes[3].id]],
+        "batch": batch,
     }
     with harness.db.write() as session:
         row = action_store.new_action(
@@ -120,9 +126,9 @@ def test_a_resumed_update_continues_at_its_batch(harness: Harness) -> None:
     assert action.status == "SUCCEEDED", action.status_reason
     assert action.data["update"]["plan"] == schedule["plan"]  # not planned again
     after = {n.id: n for n in harness.nodes(cluster)}
-    assert after[nodes[0].id].physical_id == nodes[0].physical_id  # batch 1: not rebuilt
-    assert after[nodes[1].id].physical_id != nodes[1].physical_id
-    assert after[nodes[2].id].physical_id != nodes[2].physical_id
+    for position, node in enumerate(nodes):
+        rebuilt = after[node.id].physical_id != node.physical_id
+        assert rebuilt is (position >= done), f"member {position}"  # each one exactly once
     assert {n.profile_id for n in after.values()} == {new}
 
 
