@@ -28,6 +28,7 @@ class ActionName(StrEnum):
     CLUSTER_OPERATION = "CLUSTER_OPERATION"
     NODE_CREATE = "NODE_CREATE"
     NODE_DELETE = "NODE_DELETE"
+    NODE_JOIN = "NODE_JOIN"
     NODE_LEAVE = "NODE_LEAVE"
     NODE_UPDATE = "NODE_UPDATE"
     NODE_CHECK = "NODE_CHECK"
@@ -190,3 +191,8 @@ POLICY_PRIORITY = {
     "loadbalance": 500,
     "health": 600,
 }
+
+
+#: action data key: the engine waits for a busy lock instead of failing after
+#: ``lock_retry_times`` (actions a receiver queued on a busy cluster)
+WAIT_FOR_LOCK = "wait_for_lock"

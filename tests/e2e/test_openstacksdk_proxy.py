@@ -25,6 +25,11 @@ pytestmark = pytest.mark.e2e
 
 SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {}}
 SLOW_SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {"create_latency": 8}}
+BATCH_SPEC = {
+    "type": "senlin.policy.batch",
+    "version": "1.0",
+    "properties": {"min_in_service": 1, "max_batch_size": 1, "pause_time": 0},
+}
 DELETION_SPEC = {
     "type": "senlin.policy.deletion",
     "version": "1.1",
@@ -100,7 +105,9 @@ def test_every_proxy_method(herd_server: HerdServer, foreign_process: Any) -> No
     assert "create_latency" in c.get_profile_type("herd.sim-1.0").schema
     ops = c.list_profile_type_operations("herd.sim-1.0")["operations"]
     assert set(ops) == {"reboot", "stop", "start", "signal", "pause", "unpause"}
-    assert "senlin.policy.deletion-1.1" in {t.name for t in c.policy_types()}
+    policy_type_names = {t.name for t in c.policy_types()}
+    assert {"senlin.policy.deletion-1.1", "senlin.policy.batch-1.0"} <= policy_type_names
+    assert {"senlin.policy.affinity-1.0", "senlin.policy.health-1.2"} <= policy_type_names
     assert "criteria" in c.get_policy_type("senlin.policy.deletion-1.1").schema
     assert c.validate_profile(spec=SIM_SPEC).type == "herd.sim-1.0"
     profile = c.create_profile(name="sim", spec=SIM_SPEC)
@@ -132,6 +139,24 @@ def test_every_proxy_method(herd_server: HerdServer, foreign_process: Any) -> No
     assert c.fetch_cluster_metadata(cluster.id).metadata == {"owner": "ops"}
     c.delete_cluster_metadata(cluster.id)
     assert c.fetch_cluster_metadata(cluster.id).metadata == {}
+
+    # A rolling update under the batch policy, then a profile-only update (issue 25).
+    sim2 = c.create_profile(name="sim2", spec=SIM_SPEC)
+    batch = c.create_policy(name="batch", spec=BATCH_SPEC)
+    _ok(c, c.attach_policy_to_cluster(cluster, batch.id, enabled=True))
+    c.update_cluster(cluster, profile_id=sim2.id)
+    rolled = _latest(c, cluster.id, "CLUSTER_UPDATE")
+    assert rolled.status == "SUCCEEDED", rolled.status_reason
+    assert rolled.owner_id is None  # a finished action belongs to no engine
+    plan = c.get(f"/actions/{rolled.id}").json()["action"]["data"]["update"]["plan"]
+    assert [len(b) for b in plan] == [1, 1]
+    assert {c.get_node(n).profile_id for n in cluster.node_ids} == {sim2.id}
+    c.update_cluster(cluster.id, profile_id=profile.id, profile_only=True)
+    assert _latest(c, cluster.id, "CLUSTER_UPDATE").status == "SUCCEEDED"
+    assert c.get_cluster(cluster.id).profile_id == profile.id
+    assert {c.get_node(n).profile_id for n in cluster.node_ids} == {sim2.id}
+    _ok(c, c.detach_policy_from_cluster(cluster, batch.id))
+    c.delete_policy(batch)
 
     _ok(c, c.attach_policy_to_cluster(cluster, policy.id, enabled=True))
     (binding,) = list(c.cluster_policies(cluster.id))
@@ -170,6 +195,8 @@ def test_every_proxy_method(herd_server: HerdServer, foreign_process: Any) -> No
     assert c.get_node(orphan.id).cluster_id == ""
     _ok(c, c.replace_nodes_in_cluster(cluster, {members[0].id: orphan.id}))
     assert orphan.id in c.get_cluster(cluster.id).node_ids
+    left = c.get_node(members[0].id)  # Senlin's REPLACE_NODES: the original is an orphan now
+    assert (left.cluster_id, left.index, left.status) == ("", -1, "ACTIVE")
 
     preview = c.adopt_node(preview=True, identity=str(foreign_process.pid), type="herd.process-1.0")
     assert preview["node_profile"]["node_preview"]["properties"]["command"] == sys.executable
@@ -186,6 +213,9 @@ def test_every_proxy_method(herd_server: HerdServer, foreign_process: Any) -> No
     cancelled = wait_action(c, creating.id)
     assert cancelled.status == "CANCELLED"
     assert c.get_action(cancelled.id).status_reason
+    with pytest.raises(openstack.exceptions.ConflictException) as ended:
+        c.update_action(cancelled.id, status="CANCELLED")
+    assert "(INIT, WAITING, READY, RUNNING, WAITING_LIFECYCLE_COMPLETION)" in str(ended.value)
     action_names = {a.action for a in c.actions()}
     assert {"CLUSTER_OPERATION", "NODE_OPERATION", "CLUSTER_REPLACE_NODES"} <= action_names
     events = list(c.events(cluster_id=cluster.id))
@@ -245,12 +275,20 @@ def test_every_proxy_method(herd_server: HerdServer, foreign_process: Any) -> No
     # -- teardown through the proxy --------------------------------------------------------
     _ok(c, c.detach_policy_from_cluster(cluster, policy.id))
     doomed_cluster, doomed_node = c.get_cluster(cluster.id), c.get_node(slow_node.id)
+    kept = c.create_receiver(
+        name="gone-with-cluster", cluster_id=cluster.id, type="webhook", action="CLUSTER_CHECK"
+    )
     c.delete_cluster(doomed_cluster, force_delete=False)
     c.wait_for_delete(doomed_cluster, wait=60, interval=0.2)
+    with pytest.raises(openstack.exceptions.NotFoundException):
+        c.get_receiver(kept.id)  # receivers are deleted with their cluster (as Senlin)
+    left_behind = c.get_node(members[0].id)  # replaced earlier: an orphan, deleted here
+    c.delete_node(left_behind.id)
+    c.wait_for_delete(left_behind, wait=30, interval=0.2)
     c.delete_node(doomed_node.id, ignore_missing=True, force_delete=True)
     c.wait_for_delete(doomed_node, wait=30, interval=0.2)
     c.delete_policy(policy)
-    for p in (profile, slow):
+    for p in (profile, slow, sim2):
         c.delete_profile(p)
     c.delete_profile(
         c.get_profile(c.find_profile("prof-old", ignore_missing=True).id)

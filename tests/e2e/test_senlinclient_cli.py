@@ -34,6 +34,12 @@ RUNNER = Path(__file__).with_name("osc_runner.py")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {}}
 SLOW_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {"create_latency": 8}}
+BUSY_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {"create_latency": 3}}
+BATCH_SPEC = {
+    "type": "senlin.policy.batch",
+    "version": "1.0",
+    "properties": {"min_in_service": 1, "max_batch_size": 1, "pause_time": 0},
+}
 NOVA_SPEC = {"type": "os.nova.server", "version": "1.0", "properties": {"flavor": "m1.small"}}
 DELETION_SPEC = {
     "type": "senlin.policy.deletion",
@@ -198,7 +204,13 @@ def _walk(
     assert shown["name"] == "herd.sim-1.0" and "create_latency" in shown["schema"]
     ops = osc.json("cluster profile type ops", "herd.process-1.0")["operations"]
     assert set(ops) == {"reboot", "stop", "start", "signal", "pause", "unpause"}
-    assert "senlin.policy.deletion-1.1" in {t["name"] for t in osc.json("cluster policy type list")}
+    policy_types = {t["name"] for t in osc.json("cluster policy type list")}
+    assert {
+        "senlin.policy.deletion-1.1",
+        "senlin.policy.batch-1.0",
+        "senlin.policy.affinity-1.0",
+        "senlin.policy.health-1.2",
+    } <= policy_types
     deletion_type = osc.json("cluster policy type show", "senlin.policy.deletion-1.1")
     assert "criteria" in deletion_type["schema"]
 
@@ -246,6 +258,27 @@ def _walk(
     assert _latest(herd_server, created["id"], "CLUSTER_UPDATE")["status"] == "SUCCEEDED"
     assert osc.json("cluster show", "web")["timeout"] == 120
     assert len(osc.json("cluster members list", "web")) == 2
+
+    # A rolling update under the batch policy, then a profile-only update (issue 25).
+    def member_profiles() -> set[str]:
+        ids = [m["id"] for m in osc.json("cluster members list", "--full-id", "web")]
+        return {osc.json("cluster node show", node)["profile_id"] for node in ids}
+
+    batch = osc.json("cluster policy create", "--spec-file", osc.spec("batch", BATCH_SPEC), "b")
+    _accepted(herd_server, osc("cluster policy attach", "--policy", "b", "web").stdout)
+    sim3 = osc.json("cluster profile create", "--spec-file", sim_file, "sim3")
+    osc("cluster update", "--profile", "sim3", "web")
+    rolled = _latest(herd_server, created["id"], "CLUSTER_UPDATE")
+    assert rolled["status"] == "SUCCEEDED", rolled["status_reason"]
+    assert [len(b) for b in rolled["data"]["update"]["plan"]] == [1, 1]  # one member at a time
+    assert rolled["owner"] is None  # a finished action belongs to no engine
+    assert member_profiles() == {sim3["id"]}
+    osc("cluster update", "--profile", "sim2", "--profile-only", "true", "web")
+    assert _latest(herd_server, created["id"], "CLUSTER_UPDATE")["status"] == "SUCCEEDED"
+    assert osc.json("cluster show", "web")["profile_id"] == profile["id"]
+    assert member_profiles() == {sim3["id"]}  # the members keep theirs (Senlin's profile_only)
+    _accepted(herd_server, osc("cluster policy detach", "--policy", "b", "web").stdout)
+    osc("cluster policy delete", "--force", batch["id"])
 
     out = osc("cluster policy attach", "--policy", "deletion", "web").stdout
     _accepted(herd_server, out)
@@ -302,6 +335,9 @@ def _walk(
     out = osc("cluster members replace", "--nodes", f"{victim}=spare", "web").stdout
     _accepted(herd_server, out)
     assert spare["id"] in {m["id"] for m in osc.json("cluster members list", "--full-id", "web")}
+    # Senlin's REPLACE_NODES: the original leaves the cluster as an orphan, not destroyed.
+    left = osc.json("cluster node show", victim)
+    assert (left["cluster_id"], left["index"], left["status"]) == ("", -1, "ACTIVE")
 
     pid = str(foreign_process.pid)
     preview = osc.json(
@@ -338,6 +374,8 @@ def _walk(
     }
     shown_action = osc.json("cluster action show", creating["id"])
     assert shown_action["status"] == "CANCELLED"
+    ended = osc.fails("cluster action update", "--status", "CANCELLED", creating["id"])
+    assert "(INIT, WAITING, READY, RUNNING, WAITING_LIFECYCLE_COMPLETION)" in ended, ended
     events = osc.json("cluster event list", "--full-id")
     assert events and osc.json("cluster event show", events[0]["id"])["id"] == events[0]["id"]
 
@@ -372,6 +410,33 @@ def _walk(
     osc("cluster receiver delete", "--force", "r2")
     assert "not found" in osc.fails("cluster receiver show", "r2").lower()
     assert httpx.post(alarm_url).status_code == 404
+
+    # A trigger on a busy cluster is queued, not refused; receivers go with their cluster.
+    osc.json("cluster profile create", "--spec-file", osc.spec("busy", BUSY_SPEC), "busyp")
+    osc.json("cluster create", "--profile", "busyp", "busy")
+    busy_id = osc.json("cluster show", "busy")["id"]
+    assert _latest(herd_server, busy_id, "CLUSTER_CREATE")["status"] == "SUCCEEDED"
+    queue_url = json.loads(
+        osc.json(
+            "cluster receiver create",
+            "--type", "webhook", "--cluster", "busy", "--action", "CLUSTER_SCALE_OUT", "q",
+        )["channel"]
+    )["alarm_url"]  # fmt: skip
+    expanding = osc("cluster expand", "--count", "1", "busy").stdout
+    queued = httpx.post(queue_url, headers={"OpenStack-API-Version": "clustering 1.12"})
+    assert queued.status_code == 202, queued.text
+    assert queued.headers["OpenStack-API-Version"] == "clustering 1.12"
+    _accepted(herd_server, expanding)
+    assert _wait(herd_server, queued.json()["action"])["status"] == "SUCCEEDED"
+    assert len(osc.json("cluster members list", "busy")) == 2
+    assert any(
+        e["status"] == "QUEUED"
+        for e in httpx.get(f"{url}/v1/events", params={"action": "RECEIVER_TRIGGER"}).json()[
+            "events"
+        ]
+    )
+    _accepted(herd_server, osc("cluster delete", "--force", "busy").stdout)
+    assert "not found" in osc.fails("cluster receiver show", "q").lower()
 
     # -- teardown --------------------------------------------------------------------------
     osc("cluster node delete", "--force", "legacy")

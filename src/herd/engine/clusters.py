@@ -108,13 +108,20 @@ def eval_status(
 
 
 def placements(data: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
-    """Expand a placement policy's ``creation`` decision into one placement per new node."""
+    """Expand the placement policies' ``creation`` decision into one placement per new node.
+
+    A zone policy and a region policy both attached each spread the new nodes on
+    their own: node ``i`` gets the ``i``-th zone and the ``i``-th region of the two
+    spreads, so both apply.
+    """
     creation = data.get("creation") or {}
-    spread: list[dict[str, Any]] = []
+    spread: list[dict[str, Any]] = [{} for _ in range(count)]
     for key, field in (("zones", "zone"), ("regions", "region_name")):
-        for name, many in sorted((creation.get(key) or {}).items()):
-            spread += [{field: name}] * int(many)
-        if spread:
-            break
-    spread = spread[:count]
-    return spread + [{}] * (count - len(spread))
+        names = [
+            name
+            for name, many in sorted((creation.get(key) or {}).items())
+            for _ in range(int(many))
+        ]
+        for placement, name in zip(spread, names, strict=False):
+            placement[field] = name
+    return spread

@@ -203,7 +203,9 @@ class HookWaiter:
                     cause = (
                         f"Lifecycle hook not delivered ({why})" if why else "Lifecycle hook timeout"
                     )
-                    resolved[row.target] = (f"TIMEOUT_{default_result}", waited)
+                    # An undeliverable message did not time out: say which it was.
+                    ended = "UNDELIVERED" if why else "TIMEOUT"
+                    resolved[row.target] = (f"{ended}_{default_result}", waited)
                     if default_result == "ABANDON":
                         abandoned[row.id] = f"{cause}; default_result ABANDON: node kept."
                     else:

@@ -162,7 +162,7 @@ class NodeResultWriter:
                 event_rows.append(ex.node_event_row(node, "DELETED", "Node deleted successfully."))
             ended.append(
                 {"id": item.child_id, "status": status, "status_reason": reason}
-                | {"end_time": now, "updated_at": now}
+                | {"end_time": now, "updated_at": now, "owner": None}
             )
         # Bulk UPDATE by primary key: one executemany per kind of change.
         for values in (created, failed):
@@ -225,3 +225,4 @@ def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float)
     if child is not None:
         child.status, child.status_reason = status, reason
         child.end_time = child.updated_at = now
+        child.owner = None

@@ -19,7 +19,7 @@ from herd.observability import context as log_context
 from herd.store import actions as action_store
 from herd.store import events, locks
 from herd.store import nodes as node_store
-from herd.types import ActionCause, ActionName, ActionStatus, LockScope, Phase
+from herd.types import WAIT_FOR_LOCK, ActionCause, ActionName, ActionStatus, LockScope, Phase
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class ActionRunner:
         try:
             outcome = self._run_locked(ex, created_at)
         except LockBusy as busy:
-            self._requeue_or_fail(ex, retries, str(busy))
+            self._requeue_or_fail(ex, retries, str(busy), created_at)
             return
         except ActionCancelled as cancelled:
             outcome = Outcome(ActionStatus.CANCELLED, str(cancelled))
@@ -124,11 +124,26 @@ class ActionRunner:
                 self.ctx.metrics.lock_was_busy("node")
                 raise LockBusy("Failed in locking node")
 
-    def _requeue_or_fail(self, ex: ActionExecution, retries: int, reason: str) -> None:
+    def _requeue_or_fail(
+        self, ex: ActionExecution, retries: int, reason: str, created_at: float
+    ) -> None:
         now = self.ctx.now()
+        # A receiver's action waits its turn (until its timeout) instead of failing.
+        waits = bool(ex.data.get(WAIT_FOR_LOCK)) and (
+            ex.timeout <= 0 or now - created_at < ex.timeout
+        )
         with self.ctx.database.write() as session:
             locks.release_all(session, ex.id)
-            if retries < self.ctx.settings.lock_retry_times:
+            if waits:
+                action_store.set_status(
+                    session,
+                    ex.id,
+                    ActionStatus.READY,
+                    "Queued: waiting for the cluster lock.",
+                    now,
+                    owner=None,
+                )
+            elif retries < self.ctx.settings.lock_retry_times:
                 action_store.set_status(
                     session,
                     ex.id,
@@ -140,7 +155,7 @@ class ActionRunner:
                 )
             else:
                 action_store.set_status(session, ex.id, ActionStatus.FAILED, reason, now)
-        if retries >= self.ctx.settings.lock_retry_times:
+        if not waits and retries >= self.ctx.settings.lock_retry_times:
             self.ctx.metrics.action_finished(ex.action, ActionStatus.FAILED, None)
         else:
             self.ctx.sleep(self.ctx.settings.lock_retry_interval)

@@ -46,7 +46,15 @@ HOOK_BUCKETS = (0.1, 0.5, 1, 5, 10, 30, 60, 180, 600, 1800, 3600)
 HEALTH_SOURCES = ("driver", "poll_url", "node_check", "application", "lifecycle_event", "other")
 HEALTH_OPERATIONS = ("REBOOT", "REBUILD", "RECREATE", "REPLACE", "OTHER")
 HEALTH_OUTCOMES = ("succeeded", "failed")
-HOOK_RESULTS = ("CONTINUE", "ABANDON", "TIMEOUT_CONTINUE", "TIMEOUT_ABANDON", "CANCELLED")
+HOOK_RESULTS = (
+    "CONTINUE",
+    "ABANDON",
+    "TIMEOUT_CONTINUE",
+    "TIMEOUT_ABANDON",
+    "UNDELIVERED_CONTINUE",
+    "UNDELIVERED_ABANDON",
+    "CANCELLED",
+)
 
 _GROUP_SUFFIX = re.compile(r" \((?:zone|region) [^)]*\)$")
 

@@ -82,6 +82,8 @@ class Policy(ABC):
     targets: ClassVar[frozenset[tuple[Phase, ActionName]]]
     #: profile types the policy can be attached to (``ANY`` for all)
     profile_types: ClassVar[tuple[str, ...]] = ("ANY",)
+    #: why other profile types are refused, appended to Senlin's attach error
+    profile_type_reason: ClassVar[str] = ""
 
     def __init__(self, properties: Mapping[str, Any]) -> None:
         self.properties: dict[str, Any] = self.validate_properties(properties)

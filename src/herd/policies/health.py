@@ -1,4 +1,4 @@
-"""``senlin.policy.health-1.0`` / ``-1.1``: health checks paused while a cluster shrinks.
+"""``senlin.policy.health-1.0`` / ``-1.1`` / ``-1.2``: health checks paused while a cluster shrinks.
 
 The spec is validated (detection and recovery as in Senlin's two versions) and
 read into :class:`HealthSettings`, which the engine's health manager follows.
@@ -96,7 +96,9 @@ class HealthPolicy(Policy):
     """Suspends health checks around shrinking actions."""
 
     type_name = "senlin.policy.health"
-    versions = ("1.0", "1.1")
+    #: 1.2 only added HYPERVISOR_STATUS_POLLING (refused by herd at every version: its
+    #: nodes run on no hypervisor it could ask); Senlin did not gate keys by version
+    versions = ("1.0", "1.1", "1.2")
     schema: ClassVar[dict[str, Field]] = PROPERTIES_SCHEMA
     support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
         "1.0": [
@@ -104,6 +106,7 @@ class HealthPolicy(Policy):
             {"status": "SUPPORTED", "since": "2018.06"},
         ],
         "1.1": [{"status": "SUPPORTED", "since": "2018.09"}],
+        "1.2": [{"status": "SUPPORTED", "since": "2020.09"}],
     }
     priority = 600
     singleton = True

@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from herd.errors import InvalidSpec
+from herd.policies.affinity import AffinityPolicy
 from herd.policies.base import Policy
+from herd.policies.batch import BatchPolicy
 from herd.policies.deletion import DeletionPolicy
 from herd.policies.health import HealthPolicy
 from herd.policies.placement import RegionPlacementPolicy, ZonePlacementPolicy
@@ -167,6 +169,8 @@ def default_policy_registry() -> PolicyRegistry:
         ZonePlacementPolicy,
         DeletionPolicy,
         HealthPolicy,
+        BatchPolicy,
+        AffinityPolicy,
     ):
         registry.register(cls)
         family = cls.type_name.removeprefix("senlin.policy.")

@@ -184,6 +184,7 @@ def set_status(
     extra: dict[str, Any] = dict(values)
     if status.is_final:
         extra.setdefault("end_time", now)
+        extra.setdefault("owner", None)  # as Senlin: a finished action belongs to no engine
     session.execute(
         update(ActionRow)
         .where(ActionRow.id == action_id)

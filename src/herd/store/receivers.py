@@ -140,6 +140,14 @@ def delete_receiver(session: Session, row: ReceiverRow) -> None:
     session.delete(row)
 
 
+def delete_of_cluster(session: Session, cluster_id: str) -> int:
+    """Delete every receiver of a cluster (with the cluster, as Senlin); how many went."""
+    rows = session.scalars(select(ReceiverRow).where(ReceiverRow.cluster_id == cluster_id)).all()
+    for row in rows:
+        delete_receiver(session, row)
+    return len(rows)
+
+
 def record_new_alerts(
     session: Session, receiver_id: str, keys: Iterable[str], now: float
 ) -> list[str]:

@@ -89,7 +89,7 @@ def test_an_ended_action_is_immutable(client: TestClient) -> None:
     set_row(client, ActionRow, action_id, status="SUCCEEDED")
     expected = (
         f"Action ({action_id[:8]}) is in status (SUCCEEDED) while expected status must be one "
-        "of (('INIT', 'WAITING', 'READY', 'RUNNING', 'WAITING_LIFECYCLE_COMPLETION'))."
+        "of (INIT, WAITING, READY, RUNNING, WAITING_LIFECYCLE_COMPLETION)."
     )
     for query in ("", "?force=true"):
         r = client.patch(f"/v1/actions/{action_id}{query}", json=CANCEL, headers=V12)

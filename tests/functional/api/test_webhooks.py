@@ -172,13 +172,20 @@ def test_conflicts_and_a_gone_cluster(client: TestClient, cluster: str) -> None:
     url = local(receiver(client, cluster)["channel"]["alarm_url"])
     first = client.post(url)
     assert first.status_code == 202
-    # Senlin's fail-fast check: another action on the cluster is active.
-    assert_error(
-        client.post(url),
-        409,
-        f"The CLUSTER_SCALE_OUT action for target {cluster} conflicts with the following "
-        f"action(s): {first.json()['action']}",
-        "ActionConflict",
+    # Another action on the cluster is active: the trigger is queued, not refused.
+    second = client.post(url)
+    assert second.status_code == 202, second.text
+    queued = client.get(f"/v1/actions/{second.json()['action']}").json()["action"]
+    assert (queued["status"], queued["data"]) == ("READY", {"wait_for_lock": True})
+    with services(client).database.read() as session:
+        event = (
+            session.query(EventRow)
+            .filter(EventRow.action == "RECEIVER_TRIGGER", EventRow.status == "QUEUED")
+            .one()
+        )
+    assert event.status_reason == (
+        f"Webhook queued CLUSTER_SCALE_OUT on cluster web behind the action(s) holding it: "
+        f"action {second.json()['action']}."
     )
     finish_actions(client)
     assert client.delete(f"/v1/clusters/{cluster}").status_code == 202
@@ -298,19 +305,31 @@ def test_alertmanager_firing_triggers_once_per_new_firing(client: TestClient, cl
     finish_actions(client)
     with services(client).database.read() as session:
         rows = session.query(ReceiverAlertRow).filter_by(receiver_id=created["id"]).all()
+        noted = [
+            (e.status, e.status_reason)
+            for e in session.query(EventRow)
+            .filter(EventRow.action == "RECEIVER_NOTIFICATION")
+            .order_by(EventRow.timestamp)
+        ]
     assert len(rows) == 4 and all(row.action_id for row in rows)
+    # The repeated and the resolved notification each left an event.
+    assert [status for status, _ in noted] == ["FIRING", "RESOLVED"]
+    assert noted[0][1].startswith("Alertmanager notification (group g1): Already handled")
+    assert noted[1][1].endswith("Resolved notification: nothing to do.")
 
 
-def test_alertmanager_keys_are_kept_only_when_an_action_was_stored(
+def test_alertmanager_notifications_on_a_busy_cluster_are_queued(
     client: TestClient, cluster: str
 ) -> None:
     url = local(receiver(client, cluster)["channel"]["alertmanager_url"])
     busy = client.post(f"/v1/clusters/{cluster}/actions", json={"check": {}})
     assert busy.status_code == 202
-    assert client.post(url, json=notification()).status_code == 409  # fail-fast conflict
+    queued = client.post(url, json=notification())
+    assert queued.status_code == 202  # queued behind the check, not refused
     finish_actions(client)
-    # The refused notification left nothing behind: its next delivery triggers.
-    assert client.post(url, json=notification()).status_code == 202
+    # Its keys were kept: the next delivery of the same alert is a repeat.
+    repeat = client.post(url, json=notification())
+    assert repeat.status_code == 200 and repeat.json()["action"] is None
 
 
 def changed(**fields: Any) -> dict[str, Any]:
@@ -347,3 +366,19 @@ def test_alertmanager_payload_errors(
 ) -> None:
     url = local(receiver(client, cluster)["channel"]["alertmanager_url"])
     assert_error(client.post(url, json=payload), 400, message, "BadRequest")
+
+
+def test_trigger_echoes_the_negotiated_version(client: TestClient, cluster: str) -> None:
+    """Like every route: the version asked for, else 1.0 (Senlin's default without a header)."""
+    url = local(receiver(client, cluster)["channel"]["alarm_url"])
+    asked = client.post(url, headers={"OpenStack-API-Version": "clustering 1.10"})
+    assert asked.status_code == 202, asked.text
+    assert asked.headers["OpenStack-API-Version"] == "clustering 1.10"
+    latest = client.post(url, headers={"OpenStack-API-Version": "clustering latest"})
+    assert latest.headers["OpenStack-API-Version"] == "clustering 1.14"
+    plain = client.post(url)
+    assert plain.headers["OpenStack-API-Version"] == "clustering 1.0"
+    assert (
+        plain.headers["OpenStack-API-Version"]
+        == client.get("/v1/clusters").headers["OpenStack-API-Version"]
+    )

@@ -40,3 +40,23 @@ def test_s7_node_delete_writes_the_node_as_the_only_candidate(
     assert any(
         e["action"] == "NODE_DELETE" and e["status"] == "SUCCEEDED" for e in api.events(oid=n[2])
     )
+
+
+def test_s7_with_destroy_after_deletion_false_the_node_leaves_and_lives(api: Api) -> None:
+    """S7 copies destroy_after_deletion into the action's data; S1's rule then applies."""
+    cluster = api.cluster(3)
+    n = api.member_ids(cluster)
+    api.attach(cluster, deletion_spec("1.1", destroy_after_deletion=False))
+    action = delete_node(api, n[1])
+    assert action["status"] == "SUCCEEDED", action["status_reason"]
+    data = action["data"]
+    assert isinstance(data, dict) and data["deletion"]["destroy_after_deletion"] is False
+    kept = api.node(n[1])
+    assert kept is not None  # not destroyed: an orphan node now, serving nothing for the cluster
+    assert (kept["cluster_id"], kept["index"], kept["status"]) == ("", -1, "ACTIVE")
+    assert kept["physical_id"]
+    assert api.member_ids(cluster) == [n[0], n[2]]
+    # No tombstone is left behind: the node can be deleted (destroyed) later as an orphan.
+    again = delete_node(api, n[1])
+    assert again["status"] == "SUCCEEDED", again["status_reason"]
+    assert api.node(n[1]) is None

@@ -248,3 +248,4 @@ def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float)
     if child is not None:
         child.status, child.status_reason = status, reason
         child.end_time = child.updated_at = now
+        child.owner = None  # a finished action belongs to no engine (as Senlin)

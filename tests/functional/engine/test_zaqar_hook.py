@@ -76,3 +76,24 @@ def test_zaqar_hook_posts_to_the_queue_and_waits(tmp_path: Path) -> None:
             assert action.outputs["nodes_removed"] == [message["body"]["node_id"]]
     finally:
         zaqar.server.shutdown()
+
+
+def test_no_zaqar_configured_is_reported_as_undelivered_not_as_a_timeout(tmp_path: Path) -> None:
+    with running_engine(tmp_path / "data") as harness:
+        cluster = harness.cluster(2)
+        harness.attach(
+            cluster,
+            {
+                "type": "senlin.policy.deletion",
+                "version": "1.1",
+                "properties": {
+                    "hooks": {"type": "zaqar", "params": {"queue": "victims"}, "timeout": 3600}
+                },
+            },
+        )
+        action = harness.run(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 1})
+        assert action.status == "SUCCEEDED", action.status_reason
+        (hook,) = action.outputs["lifecycle_hooks"].values()
+        assert hook["delivered"] is False
+        assert "no Zaqar endpoint is configured" in hook["error"]
+        assert hook["result"] == "UNDELIVERED_CONTINUE"

@@ -74,10 +74,8 @@ def test_strict_boolean(value: Any, expected: bool) -> None:
 def test_unknown_type_and_version() -> None:
     registry = default_policy_registry()
     with pytest.raises(InvalidSpec) as info:
-        registry.create({"type": "senlin.policy.affinity", "version": 1.0, "properties": {}})
-    assert (
-        info.value.message == "The specified policy type (senlin.policy.affinity) is not supported."
-    )
+        registry.create({"type": "senlin.policy.lb", "version": 1.0, "properties": {}})
+    assert info.value.message == "The specified policy type (senlin.policy.lb) is not supported."
     assert info.value.field == "type"
     with pytest.raises(InvalidSpec) as info:
         registry.create(DELETION | {"version": "2.0"})
@@ -100,15 +98,18 @@ def test_types_listing_and_priorities() -> None:
     registry = default_policy_registry()
     names = [t["name"] for t in registry.types()]
     assert names == [
+        "senlin.policy.affinity-1.0",
+        "senlin.policy.batch-1.0",
         "senlin.policy.deletion-1.0",
         "senlin.policy.deletion-1.1",
         "senlin.policy.health-1.0",
         "senlin.policy.health-1.1",
+        "senlin.policy.health-1.2",
         "senlin.policy.region_placement-1.0",
         "senlin.policy.scaling-1.0",
         "senlin.policy.zone_placement-1.0",
     ]
-    row = registry.types()[1]
+    row = registry.types()[3]
     assert row == {
         "name": "senlin.policy.deletion-1.1",
         "version": "1.1",

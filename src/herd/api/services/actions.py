@@ -44,7 +44,8 @@ FORCE_CANCELLED_REASON = "Action execution force cancelled"
 
 
 def _immutable(row: ActionRow) -> ActionImmutable:
-    expected = tuple(status.value for status in CANCELLABLE)
+    # Senlin formatted the tuple itself ("one of (('INIT', ...))"); herd lists the names.
+    expected = ", ".join(status.value for status in CANCELLABLE)
     return ActionImmutable(
         f"Action ({row.id[:8]}) is in status ({row.status}) while expected status must be "
         f"one of ({expected})."
@@ -59,6 +60,7 @@ def _end(
     row.status_reason = reason
     row.end_time = now
     row.updated_at = now
+    row.owner = None
     record(
         session,
         otype="ACTION",

@@ -5,8 +5,10 @@ a wrong secret and a missing one are the same 404, and the given secret is compa
 with the stored digest in constant time. The action runs as the receiver's owner
 (its user and project, with a member's scope), with the receiver's ``params``
 merged with the request's, through the same handler as
-``POST /v1/clusters/<id>/actions``; so it is validated, fail-fast checked (409 when
-the cluster is locked or busy) and stored READY exactly as that endpoint would.
+``POST /v1/clusters/<id>/actions``; so it is validated and stored READY as that
+endpoint would, except that a locked or busy cluster does not refuse it (409): the
+action is queued (202, a QUEUED event) and the engine waits for the lock instead of
+failing after ``lock_retry_times`` (``data.wait_for_lock``), until the action's timeout.
 
 A scaling policy's ``cooldown`` is enforced by the engine, as for every scale action:
 a trigger inside the window answers 202 and its action ends FAILED with
@@ -24,15 +26,15 @@ from herd.api.deps import Services
 from herd.api.microversion import MAX_VERSION
 from herd.api.schemas.webhooks import AlertmanagerNotification
 from herd.api.services.cluster_actions import HANDLERS
-from herd.api.services.common import submit
+from herd.api.services.common import check_fail_fast, submit
 from herd.api.services.receivers import receiver_action
 from herd.domain.alerts import Alert, AlertStatus, Notification, decide, firing_keys
-from herd.errors import InvalidRequest, NotFound
+from herd.errors import ActionConflict, InvalidRequest, NotFound, ResourceLocked
 from herd.store import clusters, events
 from herd.store import receivers as store
 from herd.store.database import Session
 from herd.store.models import ActionRow, ClusterRow, ReceiverRow
-from herd.types import Role
+from herd.types import WAIT_FOR_LOCK, Role
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,13 @@ def trigger(
     ctx = owner_context(row)
     merged = {**(row.params or {}), **params}
     action, inputs = HANDLERS[spec.key](session, services, ctx, cluster, merged)
+    # A trigger is a request to act, not a call that may be refused: a busy cluster
+    # queues it (Alertmanager treats a 409 as final and would not resend for minutes).
+    try:
+        check_fail_fast(session, action, cluster.id, services.dead_before())
+        busy = ""
+    except (ResourceLocked, ActionConflict) as conflict:
+        busy = str(conflict)
     stored = submit(
         session,
         services,
@@ -94,8 +103,12 @@ def trigger(
         project=cluster.project,
         inputs=inputs,
         timeout=cluster.timeout,
+        check=False,
     )
     stored.name = f"webhook_{row.id[:8]}"
+    stored.data = {WAIT_FOR_LOCK: True}  # the engine waits for the lock instead of failing
+    verb = "queued" if busy else "started"
+    behind = " behind the action(s) holding it" if busy else ""
     events.record(
         session,
         otype="RECEIVER",
@@ -105,10 +118,12 @@ def trigger(
         user=row.user,
         cluster_id=cluster.id,
         action="RECEIVER_TRIGGER",
-        status="SUCCEEDED",
-        reason=f"{origin} started {action.value} on cluster {cluster.name}: action {stored.id}.",
+        status="QUEUED" if busy else "SUCCEEDED",
+        reason=(
+            f"{origin} {verb} {action.value} on cluster {cluster.name}{behind}: action {stored.id}."
+        ),
         now=services.now(),
-        meta={"action_id": stored.id, "params": params},
+        meta={"action_id": stored.id, "params": params, **({"busy": busy} if busy else {})},
     )
     return stored
 
@@ -152,6 +167,22 @@ def alertmanager(
     new = store.record_new_alerts(session, row.id, keys, services.now())
     decision = decide(notification, seen=set(keys) - set(new))
     if not decision.trigger:
+        # Repeated and resolved notifications change nothing, but say they arrived.
+        events.record(
+            session,
+            otype="RECEIVER",
+            oid=row.id,
+            oname=row.name,
+            project=row.project,
+            user=row.user,
+            cluster_id=row.cluster_id,
+            action="RECEIVER_NOTIFICATION",
+            status=notification.status.value.upper(),
+            reason=f"Alertmanager notification (group {notification.group_key}): "
+            + decision.reason,
+            now=services.now(),
+            meta={"alerts": len(notification.alerts)},
+        )
         return AlertOutcome(None, decision.reason)
     origin = f"Alertmanager notification ({decision.reason[:-1]}, group {notification.group_key})"
     action = trigger(session, services, row, {}, origin=origin)

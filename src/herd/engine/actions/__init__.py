@@ -10,6 +10,7 @@ from herd.engine.actions.cluster_scaling import ScalingHandlers
 from herd.engine.actions.deletion_purge import PurgeHandlers
 from herd.engine.actions.node_actions import NodeHandlers
 from herd.engine.actions.operations import OperationHandlers
+from herd.engine.actions.replace_nodes import replace_nodes
 from herd.engine.nodeops import NodeOperations
 from herd.engine.runner import Handler
 from herd.types import ActionName
@@ -33,7 +34,7 @@ def handler_table(nodeops: NodeOperations, pool: ThreadPoolExecutor) -> dict[Act
         ActionName.CLUSTER_RESIZE: scaling.resize,
         ActionName.CLUSTER_ADD_NODES: scaling.add_nodes,
         ActionName.CLUSTER_DEL_NODES: scaling.del_nodes,
-        ActionName.CLUSTER_REPLACE_NODES: nodes.replace_nodes,
+        ActionName.CLUSTER_REPLACE_NODES: replace_nodes,
         ActionName.CLUSTER_CHECK: health.check,
         ActionName.CLUSTER_RECOVER: health.recover,
         ActionName.CLUSTER_REPLACE_UNHEALTHY: health.replace_unhealthy,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from herd.drivers.base import NodeRequest, ResourceRef
+from herd.engine.actions.batched_recover import batched, recover_in_batches, store_recover_plan
 from herd.engine.clusters import eval_status, load_cluster, members, update_cluster
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution, Outcome
@@ -181,12 +182,24 @@ class HealthHandlers:
                     status=ClusterStatus.RECOVERING,
                     status_reason="Cluster recovery started.",
                 )
-                self.nodeops.plan_recover(ex, plan)
-        results = self.nodeops.run(ex)
+                if batched(ex):
+                    store_recover_plan(ex, [n.id for n in targets], plan)
+                else:
+                    self.nodeops.plan_recover(ex, plan)
+        stopped = ""
+        if batched(ex):
+            results, stopped = recover_in_batches(ex, self.nodeops)
+        else:
+            results = self.nodeops.run(ex)
         ex.outputs["nodes_recovered"] = sorted(results.succeeded)
         if results.failed:
             ex.outputs["nodes_failed"] = dict(sorted(results.failed.items()))
-        eval_status(ex, cluster.id)
+        status, _ = eval_status(ex, cluster.id)
+        if stopped:
+            reason = f"Failed in recovering nodes ({stopped}): {results.reason()}"
+            if status is not ClusterStatus.ERROR:
+                update_cluster(ex, cluster.id, status=ClusterStatus.WARNING, status_reason=reason)
+            return Outcome.failed(reason)
         if not results.ok:
             return Outcome.failed("Failed in recovering nodes: " + results.reason())
         return Outcome.ok("Cluster recovery succeeded.")
@@ -243,21 +256,3 @@ class HealthHandlers:
             if new is not None and new.status == NodeStatus.ACTIVE:
                 ready.append(old)
         return ready
-
-    def change_profile(
-        self, ex: ActionExecution, cluster_id: str, profile_id: str, profile_only: bool
-    ) -> Outcome:
-        with ex.ctx.database.write() as session:
-            cluster = clusters.get(session, cluster_id)
-            if cluster is None or profiles.get(session, profile_id) is None:
-                return Outcome.failed(f"The profile '{profile_id}' could not be found.")
-            cluster.profile_id = profile_id
-            nodes = node_store.of_cluster(session, cluster_id)
-            for node in nodes:
-                node.profile_id = profile_id
-        if profile_only:
-            return Outcome.ok("Cluster profile updated.")
-        errors = [e for e in self.pool.map(lambda n: recover_node(ex, n.id), nodes) if e]
-        if errors:
-            return Outcome.failed("Failed in updating nodes: " + "; ".join(errors))
-        return Outcome.ok("Cluster profile updated.")

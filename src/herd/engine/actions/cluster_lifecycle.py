@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from herd.engine.actions.cluster_health import HealthHandlers
 from herd.engine.actions.removal import RemovalPlan, remove_nodes
+from herd.engine.actions.rolling_update import rolling_update
 from herd.engine.clusters import eval_status, load_cluster, members, placements, update_cluster
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
 from herd.store import actions as action_store
-from herd.store import bindings, clusters, policies, profiles, tombstones
+from herd.store import bindings, clusters, policies, profiles, receivers, tombstones
 from herd.store.models import NodeRow
 from herd.types import ClusterStatus, ResourceType
 
@@ -100,6 +101,9 @@ class LifecycleHandlers:
             update_cluster(ex, cluster.id, status=ClusterStatus.ERROR, status_reason=reason)
             return Outcome.failed(reason)
         with ex.ctx.database.write() as session:
+            # Senlin deleted a cluster's receivers with it: a receiver of a gone cluster
+            # could only answer errors.
+            receivers.delete_of_cluster(session, cluster.id)
             clusters.remove(session, cluster.id)
         return Outcome.ok("Cluster deletion succeeded.")
 
@@ -140,12 +144,11 @@ class LifecycleHandlers:
         )
         profile_id = ex.inputs.get("profile_id")
         if profile_id and profile_id != cluster.profile_id:
-            outcome = self.health.change_profile(
-                ex, cluster.id, profile_id, bool(ex.inputs.get("profile_only"))
+            outcome = rolling_update(
+                ex, self.health.pool, cluster.id, profile_id, bool(ex.inputs.get("profile_only"))
             )
             if outcome.status != "SUCCEEDED":
-                eval_status(ex, cluster.id)
-                return outcome
+                return outcome  # the rollout set the cluster's status and where it stopped
         outcome = self.health.replace_unhealthy(ex)
         if outcome.status != "SUCCEEDED":
             return outcome
@@ -169,7 +172,11 @@ class LifecycleHandlers:
             profile = profiles.get(session, cluster.profile_id)
             allowed = type(instance).profile_types
             if "ANY" not in allowed and profile is not None and profile.type not in allowed:
-                return Outcome.failed(f"Policy not applicable on profile type: {profile.type}")
+                why = type(instance).profile_type_reason
+                return Outcome.failed(
+                    f"Policy not applicable on profile type: {profile.type}"
+                    + (f" ({why})." if why else "")
+                )
             if type(instance).singleton:
                 family = policy.type.rsplit("-", 1)[0].split(".")[-1]
                 for binding in existing:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.drivers.base import ResourceRef
 from herd.engine.actions.cluster_health import check_node, recover_node
+from herd.engine.actions.node_create import create_own_node
 from herd.engine.actions.removal import removal_plan, remove_nodes
 from herd.engine.clusters import eval_status, load_cluster
 from herd.engine.execution import ActionExecution, Outcome
@@ -18,11 +19,10 @@ from herd.engine.health.recover_node import (
 from herd.engine.node_calls import node_request
 from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
-from herd.store import actions as action_store
 from herd.store import clusters, profiles, tombstones
 from herd.store import nodes as node_store
 from herd.store.models import NodeRow
-from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus, ResourceType
+from herd.types import ActionCause, NodeStatus, ResourceType
 
 
 def _node(ex: ActionExecution) -> NodeRow | None:
@@ -38,25 +38,7 @@ class NodeHandlers:
         node = _node(ex)
         if node is None:
             return Outcome.failed(f"The node '{ex.target}' could not be found.")
-        with ex.ctx.database.write() as session:
-            if not action_store.children(session, ex.id):
-                row = node_store.get(session, node.id)
-                assert row is not None
-                row.status, row.status_reason = NodeStatus.CREATING, "Creation in progress"
-                child = action_store.new_action(
-                    action=ActionName.NODE_CREATE,
-                    target=node.id,
-                    cluster_id=node.cluster_id,
-                    project=node.project,
-                    user=ex.user,
-                    cause=ActionCause.DERIVED,
-                    status=ActionStatus.RUNNING,
-                    parent_id=ex.id,
-                    owner=ex.ctx.engine_id,
-                    now=ex.ctx.now(),
-                )
-                action_store.add(session, child)
-        results = self.nodeops.run(ex)
+        results = create_own_node(ex, node.id)
         if node.cluster_id:
             with ex.ctx.database.read() as session:
                 count = clusters.member_count(session, node.cluster_id)
@@ -89,11 +71,9 @@ class NodeHandlers:
                 self._refused(ex, node, error)
                 return Outcome.failed(error)
             desired = count - 1
-        # NODE_DELETE always destroys (Senlin); the policy may add grace, hooks and reduce.
+        # Destroyed unless the deletion policy says destroy_after_deletion: false (spec S7
+        # copies it into data.deletion, and S1's rule applies): then the node only leaves.
         plan = removal_plan(ex, [node.id], destroy_default=True)
-        plan = type(plan)(
-            plan.node_ids, True, plan.grace_period, plan.reduce_desired_capacity, plan.hooks
-        )
         results = remove_nodes(ex, self.nodeops, plan)
         if cluster_id:
             reduce = plan.reduce_desired_capacity and results.ok and not results.abandoned
@@ -104,6 +84,10 @@ class NodeHandlers:
             )
         if not results.ok:
             return self._failed(ex, node.id, "Node deletion failed: " + results.reason())
+        if not plan.destroy:
+            kept = "Node left its cluster: the deletion policy keeps it (destroy_after_deletion)."
+            self._refused(ex, node, kept)
+            return Outcome.ok(kept)
         # The node row went with its tombstone (models.py); this only clears one left
         # by a deletion that ended in between (e.g. an engine stopped after the row went).
         with ex.ctx.database.write() as session:
@@ -193,25 +177,3 @@ class NodeHandlers:
         if node.cluster_id:
             eval_status(ex, node.cluster_id)
         return Outcome.ok(reason) if outcome.ok else Outcome.failed(reason)
-
-    def replace_nodes(self, ex: ActionExecution) -> Outcome:
-        """Swap members for orphan nodes: the new node takes the old one's index."""
-        pairs = dict(ex.inputs.get("candidates") or {})
-        cluster = load_cluster(ex)
-        with ex.ctx.database.write() as session:
-            row = clusters.get(session, cluster.id)
-            assert row is not None
-            for old_id, new_id in pairs.items():
-                old = node_store.get(session, old_id)
-                new = node_store.get(session, new_id)
-                if old is None or new is None:
-                    missing = [i for i, row in ((old_id, old), (new_id, new)) if row is None]
-                    return Outcome.failed(f"Nodes not found: {missing}.")
-                new.cluster_id, new.index = cluster.id, old.index
-                new.updated_at = ex.ctx.now()
-        plan = removal_plan(ex, list(pairs), destroy_default=True)
-        results = remove_nodes(ex, self.nodeops, plan)
-        eval_status(ex, cluster.id)
-        if not results.ok:
-            return Outcome.failed(f"Failed in replacing nodes: {results.reason()}")
-        return Outcome.ok("Completed replacing nodes.")

@@ -44,9 +44,9 @@ export function forget(container) {
 
 const TONE = {
   ACTIVE: "ok", SUCCEEDED: "ok", HEALTHY: "ok", CHECK_COMPLETE: "ok", DELETED: "ok", SENT: "ok",
-  CONTINUE: "ok", TIMEOUT_CONTINUE: "warn",
+  CONTINUE: "ok", TIMEOUT_CONTINUE: "warn", UNDELIVERED_CONTINUE: "warn",
   ERROR: "bad", FAILED: "bad", CHECK_FAILED: "warn", WARNING: "warn", CANCELLED: "warn",
-  ABANDON: "warn", TIMEOUT_ABANDON: "warn",
+  ABANDON: "warn", TIMEOUT_ABANDON: "warn", UNDELIVERED_ABANDON: "warn",
   RUNNING: "info", RESIZING: "info", CREATING: "info", DELETING: "info", UPDATING: "info",
   READY: "info", WAITING: "info", WAITING_LIFECYCLE_COMPLETION: "info", RECOVERING: "info",
   CHECKING: "info",
