@@ -118,8 +118,8 @@ def _spawn(root: Path, watch_pid: int | None) -> int:
     return proc.pid
 
 
-def ensure(root: Path, watch_pid: int | None, timeout: float = 900.0) -> BedInfo:
-    """The bed of ``root``: started by this call if no supervisor is alive there."""
+def start(root: Path, watch_pid: int | None) -> None:
+    """Start the bed of ``root`` in the background unless a supervisor there is alive."""
     with locked(root):
         state = read_state(root)
         # a failure is kept (every worker skips with its reason); a dead or stopped
@@ -128,6 +128,10 @@ def ensure(root: Path, watch_pid: int | None, timeout: float = 900.0) -> BedInfo
         if state is None or (state["status"] != "failed" and not alive):
             pid = _spawn(root, watch_pid)
             write_state(root, {"status": "starting", "pid": pid})
+
+
+def wait_ready(root: Path, timeout: float = 900.0) -> BedInfo:
+    """The bed of ``root`` once ready; BedError with the reason when it failed."""
     end = time.monotonic() + timeout
     while True:
         state = read_state(root) or {"status": "starting", "pid": 0}
@@ -140,6 +144,12 @@ def ensure(root: Path, watch_pid: int | None, timeout: float = 900.0) -> BedInfo
         if time.monotonic() > end:
             raise BedError(f"the bed was not ready within {timeout:.0f} s (see {root})")
         time.sleep(0.5)
+
+
+def ensure(root: Path, watch_pid: int | None, timeout: float = 900.0) -> BedInfo:
+    """The bed of ``root``: started by this call if no supervisor is alive there."""
+    start(root, watch_pid)
+    return wait_ready(root, timeout)
 
 
 def stop(root: Path, timeout: float = 60.0) -> bool:

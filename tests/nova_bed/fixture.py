@@ -3,8 +3,10 @@
 Chosen over "all Nova tests in one file" so that the driver's tests, the end-to-end tests and
 the bench may each live where they belong: the first test that asks starts the bed (about a
 minute) under a file lock, the others wait for it and reuse it, the controller stops it at the
-end (``tests/nova_bed/control.py`` says how). Tests share the cloud: each one names its
-servers uniquely and counts only its own.
+end (``tests/nova_bed/control.py`` says how). A worker that collects a test using the fixture
+starts the bed right after collection, so its start overlaps other tests. Tests share the
+cloud: each one names its servers uniquely and counts only its own. The first Nova test may
+wait for the whole start-up: Nova test modules set ``pytest.mark.timeout(900)``.
 """
 
 from __future__ import annotations
@@ -82,20 +84,35 @@ def bed_root(config: pytest.Config) -> Path:
     return (basetemp.parent if _is_worker(config) else basetemp) / "nova-bed"
 
 
+def _root_and_watch(config: pytest.Config) -> tuple[Path, int | None]:
+    given = os.environ.get(ROOT_ENV)
+    if given:
+        return Path(given), None
+    return bed_root(config), os.getppid() if _is_worker(config) else os.getpid()
+
+
+def start_early(session: pytest.Session) -> None:
+    """After collection: start the bed in the background if a collected test will want it.
+
+    Its start-up (a minute or two) then overlaps the other tests instead of being waited for
+    by the first Nova test.
+    """
+    if not_installed_reason() is not None:
+        return
+    if any("nova_cloud" in getattr(item, "fixturenames", ()) for item in session.items):
+        root, watch = _root_and_watch(session.config)
+        control.start(root, watch)
+
+
 @pytest.fixture(scope="session")
 def nova_cloud(request: pytest.FixtureRequest) -> NovaCloud:
     """The run's Nova bed; skips saying why when it is not installed or cannot start."""
     reason = not_installed_reason()
     if reason:
         pytest.skip(reason)
-    config = request.config
-    given = os.environ.get(ROOT_ENV)
-    watch = os.getppid() if _is_worker(config) else os.getpid()
+    root, watch = _root_and_watch(request.config)
     try:
-        if given:
-            info = control.ensure(Path(given), watch_pid=None)
-        else:
-            info = control.ensure(bed_root(config), watch_pid=watch)
+        info = control.ensure(root, watch_pid=watch)
     except BedError as exc:
         pytest.skip(f"the Nova bed could not start: {exc}")
     return NovaCloud(info)

@@ -15,7 +15,8 @@ from tests.nova_bed.fixture import NovaCloud
 from tests.nova_bed.notifications import NotificationListener, payload
 from tests.waiting import wait_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.nova, pytest.mark.slow]
+# the first Nova test of a run may wait for the bed's whole start-up (a minute or two)
+pytestmark = [pytest.mark.e2e, pytest.mark.nova, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _boot(conn: Any, cloud: NovaCloud, name: str, *, flavor: str, zone: str | None = None) -> Any:
