@@ -184,9 +184,10 @@ class NovaBed:
                 )
             )
 
-        def nova_sync() -> None:
-            manage = [self._bin("nova-manage"), "--config-file", nova_conf]
-            log = self.logs / "nova-manage.log"
+        manage = [self._bin("nova-manage"), "--config-file", nova_conf]
+
+        def nova_api_sync() -> None:
+            log = self.logs / "nova-manage-api.log"
             run_checked([*manage, "api_db", "sync"], log, bed_env, "nova-manage api_db sync")
             run_checked(
                 [*manage, "cell_v2", "map_cell0", "--database_connection", urls.cell0_db],
@@ -200,9 +201,33 @@ class NovaBed:
                 bed_env,
                 "nova-manage cell_v2 create_cell",
             )
-            run_checked([*manage, "db", "sync"], log, bed_env, "nova-manage db sync")
 
-        _in_parallel([glance_sync, placement_sync, nova_sync])
+        # The cells' schemas beside the API's: `db sync` would do cell0 then cell1 after
+        # map_cell0; --local_cell does one database, named by the config.
+        def cell1_sync() -> None:
+            run_checked(
+                [*manage, "db", "sync", "--local_cell"],
+                self.logs / "nova-manage-cell1.log",
+                bed_env,
+                "nova-manage db sync (cell1)",
+            )
+
+        def cell0_sync() -> None:
+            run_checked(
+                [
+                    *manage,
+                    "--config-file",
+                    str(nova_dir / "cell0.conf"),
+                    "db",
+                    "sync",
+                    "--local_cell",
+                ],
+                self.logs / "nova-manage-cell0.log",
+                bed_env,
+                "nova-manage db sync (cell0)",
+            )
+
+        _in_parallel([glance_sync, placement_sync, nova_api_sync, cell1_sync, cell0_sync])
         self._mark("schemas")
 
         self.rabbit.wait()

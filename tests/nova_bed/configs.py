@@ -72,6 +72,8 @@ def write_nova(base: Path, urls: Urls) -> Path:
         glance_url=urls.glance,
         neutron_url=urls.neutron,
     )
+    # cell0's schema is made beside cell1's: nova-manage db sync --local_cell with this on top
+    (conf_dir / "cell0.conf").write_text(f"[database]\nconnection = {urls.cell0_db}\n")
     for host in COMPUTE_HOSTS:
         host_state = conf_dir / f"state-{host}"
         host_state.mkdir(exist_ok=True)
