@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from tests.nova_bed.rabbit import find_epmd, find_rabbitmq
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts" / "nova-bed"
 DIR_ENV = "NOVA_BED_DIR"
@@ -33,6 +35,8 @@ def not_installed_reason() -> str | None:
     for tool in ("nova-manage", "placement-manage", "glance-manage", "gunicorn"):
         if not (venv_bin() / tool).exists():
             return f"the Nova bed in {bed_dir()} lacks {tool}: run `make nova-bed` again"
+    if find_rabbitmq() is None or find_epmd() is None:
+        return "the Nova bed needs RabbitMQ: Debian package rabbitmq-server (.ci/run installs it)"
     return None
 
 
