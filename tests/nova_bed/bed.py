@@ -219,8 +219,13 @@ class NovaBed:
         app = "placement.wsgi.api:application"
         self._service(_gunicorn("placement-api", app, self.ports["placement"], self.logs, env))
 
+    def _nova_confs(self) -> list[str]:
+        """nova.conf and db.conf: every Nova service but nova-compute reads both."""
+        confs = (self.nova_dir / "nova.conf", self.nova_dir / "db.conf")
+        return [arg for conf in confs for arg in ("--config-file", str(conf))]
+
     def _manage(self, *args: str, log: str, conf: Path | None = None) -> None:
-        argv = [self._bin("nova-manage"), "--config-file", str(self.nova_dir / "nova.conf")]
+        argv = [self._bin("nova-manage"), *self._nova_confs()]
         if conf is not None:
             argv += ["--config-file", str(conf)]
         run_checked([*argv, *args], self.logs / log, BED_ENV, f"nova-manage {' '.join(args)}")
@@ -243,7 +248,7 @@ class NovaBed:
         """Conductor, scheduler, one nova-compute per host, and nova-api."""
         nova_conf = str(self.nova_dir / "nova.conf")
         for name in ("nova-conductor", "nova-scheduler"):
-            argv = [self._bin(name), "--config-file", nova_conf]
+            argv = [self._bin(name), *self._nova_confs()]
             self._service(Service(name, argv, self.logs / f"{name}.log", BED_ENV))
         for host in COMPUTE_HOSTS:
             host_conf = str(self.nova_dir / f"{host}.conf")
@@ -258,7 +263,7 @@ class NovaBed:
         env = {
             **BED_ENV,
             "OS_NOVA_CONFIG_DIR": str(self.nova_dir),
-            "OS_NOVA_CONFIG_FILES": "api-paste.ini;nova.conf",
+            "OS_NOVA_CONFIG_FILES": "api-paste.ini;nova.conf;db.conf",
         }
         app = "nova.wsgi.osapi_compute:application"
         self._service(_gunicorn("nova-api", app, self.ports["nova_api"], self.logs, env))
