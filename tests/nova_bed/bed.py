@@ -269,11 +269,15 @@ class NovaBed:
         self._service(_gunicorn("nova-api", app, self.ports["nova_api"], self.logs, env))
 
     def stop(self) -> None:
+        # PostgreSQL stops (immediate mode) while the services do: nothing needs it any more
+        pg = threading.Thread(target=self.stop_pg) if self.stop_pg is not None else None
+        if pg is not None:
+            pg.start()
         stop_groups([s.pid for s in self.services if s.proc is not None], grace=3.0)
         self.services.clear()
-        if self.stop_pg is not None:
-            self.stop_pg()
-            self.stop_pg = None
+        if pg is not None:
+            pg.join()
+        self.stop_pg = None
 
     def pids(self) -> list[int]:
         """Every process of the bed: the services' process groups and the PostgreSQL server."""
