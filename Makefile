@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor
+.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor nova-bed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,13 +14,18 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+## The real Nova the Nova tests start (docs/testing.md): nova 34, placement and glance from PyPI
+## in their own venv under $(NOVA_BED_DIR) (default .beds/nova); does nothing when installed.
+nova-bed:
+	PYTHON=$(PYTHON) scripts/nova-bed/install.sh
+
 ## Start herd on its embedded defaults: SQLite under ./herd-data, process driver, 127.0.0.1:8778.
 serve: $(STAMP)
 	$(BIN)/herd serve
 
-## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end), plus lint,
-## the import contracts (layering, pure decision code) and types (src and tests).
-test: $(STAMP)
+## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end, against a real
+## Nova), plus lint, the import contracts (layering, pure decision code) and types.
+test: $(STAMP) nova-bed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
@@ -39,13 +44,15 @@ typecheck: $(STAMP)
 screenshots: $(STAMP)
 	HERD_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/dashboard
 
-## bench/api.py needs wrk (Debian package wrk) and starts PostgreSQL as the tests do.
-bench: $(STAMP)
+## bench/api.py needs wrk (Debian package wrk) and starts PostgreSQL as the tests do;
+## bench/nova_bed.py starts the Nova bed (rabbitmq-server).
+bench: $(STAMP) nova-bed
 	$(BIN)/python bench/api.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/victims.py
 	$(BIN)/python bench/health.py
 	$(BIN)/python bench/iallocator.py
+	$(BIN)/python bench/nova_bed.py
 
 ## Refresh the dashboard's vendored chart library (uPlot) from the npm registry.
 ui-vendor:
