@@ -252,13 +252,13 @@ def unfinished_on(session: Session, resource_id: str, except_id: str) -> Sequenc
     ).all()
 
 
-def unfinished_children(session: Session) -> Sequence[ActionRow]:
-    """Every child action that is queued or running, in any cluster."""
+def unfinished_children(session: Session, parent_id: str | None = None) -> Sequence[ActionRow]:
+    """Every child action that is queued or running, in any cluster (or of ``parent_id``)."""
+    parent = (
+        ActionRow.parent_id.is_not(None) if parent_id is None else ActionRow.parent_id == parent_id
+    )
     return session.scalars(
-        select(ActionRow).where(
-            ActionRow.parent_id.is_not(None),
-            ActionRow.status.in_(list(ACTIVE_ACTION_STATUSES)),
-        )
+        select(ActionRow).where(parent, ActionRow.status.in_(list(ACTIVE_ACTION_STATUSES)))
     ).all()
 
 
