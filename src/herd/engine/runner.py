@@ -165,6 +165,7 @@ class ActionRunner:
                 return
             row.outputs = outputs
             row.data = ex.data
+            row.steps = ex.steps
             action_store.set_status(session, ex.id, outcome.status, reason, now)
             _end_children(session, ex.id, outcome.status, now)
             locks.release_all(session, ex.id)

@@ -52,6 +52,7 @@ def action_values(
         "inputs": inputs or {},
         "outputs": {},
         "data": data or {},
+        "steps": {},
         "user": user,
         "project": project,
         "domain": "",
@@ -227,13 +228,17 @@ def control(session: Session, action_id: str) -> str | None:
 
 
 def save_progress(
-    session: Session, action_id: str, data: dict[str, Any], outputs: dict[str, Any], now: float
+    session: Session,
+    action_id: str,
+    data: dict[str, Any],
+    outputs: dict[str, Any],
+    now: float,
+    steps: dict[str, Any] | None = None,
 ) -> None:
-    session.execute(
-        update(ActionRow)
-        .where(ActionRow.id == action_id)
-        .values(data=data, outputs=outputs, updated_at=now)
-    )
+    values: dict[str, Any] = {"data": data, "outputs": outputs, "updated_at": now}
+    if steps is not None:
+        values["steps"] = steps
+    session.execute(update(ActionRow).where(ActionRow.id == action_id).values(**values))
 
 
 def unfinished_not_owned_by(session: Session, live_engines: Iterable[str]) -> Sequence[ActionRow]:
