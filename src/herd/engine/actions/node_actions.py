@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.drivers.base import ResourceRef
 from herd.engine.actions.cluster_health import check_node, recover_node
@@ -39,7 +41,7 @@ class NodeHandlers:
         if node is None:
             return Outcome.failed(f"The node '{ex.target}' could not be found.")
         with ex.ctx.database.write() as session:
-            if not action_store.children(session, ex.id):
+            if not action_store.has_children(session, ex.id):
                 row = node_store.get(session, node.id)
                 assert row is not None
                 row.status, row.status_reason = NodeStatus.CREATING, "Creation in progress"
@@ -67,28 +69,26 @@ class NodeHandlers:
 
     def delete(self, ex: ActionExecution) -> Outcome:
         node = _node(ex)
+        # Decided once: counted again after the node went, the cluster would shrink twice.
+        decided = ex.once("deletion", lambda: self._decide_delete(ex, node))
+        if decided.get("error"):
+            if node is not None:
+                self._refused(ex, node, decided["error"])
+            return Outcome.failed(decided["error"])
+        cluster_id = decided.get("cluster_id")
+        desired = decided.get("desired")
         if node is None:
             with ex.ctx.database.write() as session:
                 tombstones.remove(session, ResourceType.NODE, ex.target)
-            return Outcome.ok("Node already deleted.")
-        cluster_id = node.cluster_id
-        desired: int | None = None
-        if cluster_id and ex.cause is ActionCause.RPC:
-            cluster = load_cluster(ex, cluster_id)
-            with ex.ctx.database.read() as session:
-                count = clusters.member_count(session, cluster_id)
-            error = check_size_params(
-                SizeBounds(cluster.min_size, cluster.max_size, cluster.desired_capacity),
-                count - 1,
-                None,
-                None,
-                True,
-                ex.ctx.settings.max_nodes_per_cluster,
-            )
-            if error:
-                self._refused(ex, node, error)
-                return Outcome.failed(error)
-            desired = count - 1
+            if not decided.get("found"):
+                return Outcome.ok("Node already deleted.")
+            # This action deleted it, and its engine stopped before the bookkeeping.
+            if cluster_id:
+                plan = removal_plan(ex, [ex.target], destroy_default=True)
+                eval_status(
+                    ex, cluster_id, desired=desired if plan.reduce_desired_capacity else None
+                )
+            return Outcome.ok("Node deleted successfully.")
         # NODE_DELETE always destroys (Senlin); the policy may add grace, hooks and reduce.
         plan = removal_plan(ex, [node.id], destroy_default=True)
         plan = type(plan)(
@@ -111,6 +111,28 @@ class NodeHandlers:
                 tombstones.remove(session, ResourceType.NODE, node.id)
         return Outcome.ok("Node deleted successfully.")
 
+    def _decide_delete(self, ex: ActionExecution, node: NodeRow | None) -> dict[str, Any]:
+        """The node's cluster and the cluster's desired capacity after it, or the refusal."""
+        if node is None:
+            return {"found": False}
+        cluster_id = node.cluster_id
+        if not (cluster_id and ex.cause is ActionCause.RPC):
+            return {"found": True, "cluster_id": cluster_id, "desired": None}
+        cluster = load_cluster(ex, cluster_id)
+        with ex.ctx.database.read() as session:
+            count = clusters.member_count(session, cluster_id)
+        error = check_size_params(
+            SizeBounds(cluster.min_size, cluster.max_size, cluster.desired_capacity),
+            count - 1,
+            None,
+            None,
+            True,
+            ex.ctx.settings.max_nodes_per_cluster,
+        )
+        if error:
+            return {"found": True, "error": error}
+        return {"found": True, "cluster_id": cluster_id, "desired": count - 1}
+
     def _refused(self, ex: ActionExecution, node: NodeRow, reason: str) -> None:
         """Nothing was deleted: take the tombstone away and give the node its state back."""
         with ex.ctx.database.write() as session:
@@ -132,6 +154,8 @@ class NodeHandlers:
         if node is None:
             return Outcome.failed(f"The node '{ex.target}' could not be found.")
         new_profile = ex.inputs.get("profile_id")
+        # The profile before this action: a resumed run finds the new one already stored.
+        old_profile = ex.once("profile_before", lambda: node.profile_id)
         with ex.ctx.database.write() as session:
             row = node_store.get(session, node.id)
             assert row is not None
@@ -148,8 +172,8 @@ class NodeHandlers:
                     return Outcome.failed(f"The profile '{new_profile}' could not be found.")
                 row.profile_id = new_profile
             row.updated_at = ex.ctx.now()
-        if new_profile and new_profile != node.profile_id and node.physical_id:
-            error = recover_node(ex, node.id)
+        if new_profile and new_profile != old_profile and node.physical_id:
+            error = ex.once("recreated", lambda: recover_node(ex, node.id))
             if error:
                 return Outcome.failed(error)
         return Outcome.ok("Node updated successfully.")
@@ -162,17 +186,27 @@ class NodeHandlers:
         return Outcome.ok("Node check succeeded." if healthy else f"Node check failed: {reason}")
 
     def recover(self, ex: ActionExecution) -> Outcome:
-        """NODE_RECOVER through the API: the same recovery as a CLUSTER_RECOVER child."""
+        """NODE_RECOVER through the API: the same recovery as a CLUSTER_RECOVER child.
+
+        Done once: a resumed run reads the stored result rather than recover again.
+        """
+        done = ex.once("recovery", lambda: self._recover_once(ex))
+        cluster_id = done.get("cluster_id")
+        if cluster_id:
+            eval_status(ex, cluster_id)
+        return Outcome.ok(done["reason"]) if done["ok"] else Outcome.failed(done["reason"])
+
+    def _recover_once(self, ex: ActionExecution) -> dict[str, Any]:
         if ex.inputs.get("check"):
             healthy, _ = check_node(ex, ex.target)
             if healthy:
-                return Outcome.ok("Node is healthy; no recovery needed.")
+                return {"ok": True, "reason": "Node is healthy; no recovery needed."}
         ctx = ex.ctx
         with ctx.database.write() as session:
             node = node_store.get(session, ex.target)
             profile = profiles.get(session, node.profile_id) if node else None
             if node is None or profile is None:
-                return Outcome.failed(f"The node '{ex.target}' could not be found.")
+                return {"ok": False, "reason": f"The node '{ex.target}' could not be found."}
             options = policy_options(ctx, session, node.cluster_id).merged(ex.inputs)
             mark_recovering(session, node, ctx.now())
         try:
@@ -185,33 +219,37 @@ class NodeHandlers:
         with ctx.database.write() as session:
             row = node_store.get(session, ex.target)
             if row is None:
-                return Outcome.failed("Node disappeared during its recovery.")
+                return {"ok": False, "reason": "Node disappeared during its recovery."}
             reason = apply_recovery(
                 session, row, outcome, options, ex.node_event_row(row, "", ""), ctx.now()
             )
         ctx.metrics.health_recovered(options.operation.value, outcome.ok)
-        if node.cluster_id:
-            eval_status(ex, node.cluster_id)
-        return Outcome.ok(reason) if outcome.ok else Outcome.failed(reason)
+        return {"ok": outcome.ok, "reason": reason, "cluster_id": node.cluster_id}
 
     def replace_nodes(self, ex: ActionExecution) -> Outcome:
         """Swap members for orphan nodes: the new node takes the old one's index."""
         pairs = dict(ex.inputs.get("candidates") or {})
         cluster = load_cluster(ex)
-        with ex.ctx.database.write() as session:
-            row = clusters.get(session, cluster.id)
-            assert row is not None
-            for old_id, new_id in pairs.items():
-                old = node_store.get(session, old_id)
-                new = node_store.get(session, new_id)
-                if old is None or new is None:
-                    missing = [i for i, row in ((old_id, old), (new_id, new)) if row is None]
-                    return Outcome.failed(f"Nodes not found: {missing}.")
-                new.cluster_id, new.index = cluster.id, old.index
-                new.updated_at = ex.ctx.now()
+        if not ex.planned():
+            error = self._swap(ex, cluster.id, pairs)
+            if error:
+                return Outcome.failed(error)
         plan = removal_plan(ex, list(pairs), destroy_default=True)
         results = remove_nodes(ex, self.nodeops, plan)
         eval_status(ex, cluster.id)
         if not results.ok:
             return Outcome.failed(f"Failed in replacing nodes: {results.reason()}")
         return Outcome.ok("Completed replacing nodes.")
+
+    def _swap(self, ex: ActionExecution, cluster_id: str, pairs: dict[str, str]) -> str | None:
+        """The new nodes join the cluster at the old ones' indexes (before the old go)."""
+        with ex.ctx.database.write() as session:
+            for old_id, new_id in pairs.items():
+                old = node_store.get(session, old_id)
+                new = node_store.get(session, new_id)
+                if old is None or new is None:
+                    missing = [i for i, row in ((old_id, old), (new_id, new)) if row is None]
+                    return f"Nodes not found: {missing}."
+                new.cluster_id, new.index = cluster_id, old.index
+                new.updated_at = ex.ctx.now()
+        return None
