@@ -17,7 +17,6 @@ from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.health.recover_node import policy_options
 from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
-from herd.store import actions as action_store
 from herd.store import clusters, events, profiles
 from herd.store import nodes as node_store
 from herd.store.models import NodeRow, ProfileRow
@@ -151,9 +150,8 @@ class HealthHandlers:
         """
         cluster = load_cluster(ex)
         with ex.ctx.database.read() as session:
-            resumed = bool(action_store.children(session, ex.id))
             base = policy_options(ex.ctx, session, cluster.id)
-        if not resumed:
+        if not ex.planned():
             if ex.inputs.get("check"):
                 self.check(ex)
             current = members(ex, cluster.id)
@@ -257,7 +255,14 @@ class HealthHandlers:
                 node.profile_id = profile_id
         if profile_only:
             return Outcome.ok("Cluster profile updated.")
-        errors = [e for e in self.pool.map(lambda n: recover_node(ex, n.id), nodes) if e]
+        # One step per node: a resumed update recreates only the nodes not yet done.
+        errors = [
+            e
+            for e in self.pool.map(
+                lambda n: ex.once(f"recreated:{n.id}", lambda: recover_node(ex, n.id)), nodes
+            )
+            if e
+        ]
         if errors:
             return Outcome.failed("Failed in updating nodes: " + "; ".join(errors))
         return Outcome.ok("Cluster profile updated.")
