@@ -131,6 +131,12 @@ def _policy_detach(h: Harness) -> tuple[ActionName, str, dict[str, Any]]:
     return ActionName.CLUSTER_DETACH_POLICY, cluster, {"policy_id": policy}
 
 
+def _policy_update(h: Harness) -> tuple[ActionName, str, dict[str, Any]]:
+    cluster = h.cluster(1)
+    policy = h.attach(cluster, DELETION)
+    return ActionName.CLUSTER_UPDATE_POLICY, cluster, {"policy_id": policy, "enabled": False}
+
+
 def _policy_attach(h: Harness) -> tuple[ActionName, str, dict[str, Any]]:
     cluster = h.cluster(1)
     return ActionName.CLUSTER_ATTACH_POLICY, cluster, {"policy_id": h.policy(DELETION)}
@@ -223,6 +229,7 @@ CASES: dict[str, Case] = {
     ),
     "policy attach": _policy_attach,
     "policy detach": _policy_detach,
+    "policy update": _policy_update,
     "node create": _node_create,
     "node delete": _first_member(ActionName.NODE_DELETE),
     "node update name": _first_member(ActionName.NODE_UPDATE, {"name": "renamed"}),
