@@ -53,7 +53,11 @@ def live_holders(
     rows: dict[str, Row[Any]] = {}
     pending = set(wanted)
     while pending:
-        found = db.execute(_HOLDERS.where(ActionRow.id.in_(sorted(pending)))).all()
+        found = [
+            row
+            for chunk in chunked(sorted(pending))
+            for row in db.execute(_HOLDERS.where(ActionRow.id.in_(chunk))).all()
+        ]
         rows.update({row.id: row for row in found})
         pending = {row.parent_id for row in found if row.parent_id and row.parent_id not in rows}
     return {a for a in wanted if _holds(rows, a, dead_before, taker)}
