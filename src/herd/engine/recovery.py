@@ -179,7 +179,7 @@ def fail_stuck_children(ctx: EngineContext) -> None:
 
 
 #: why a child is ended with its parent
-PARENT_ENDED = "Parent action ended before this action ran."
+PARENT_ENDED = "Parent action ended before this action finished."
 
 
 def _parent_ended(session: Session, parent_id: str | None) -> bool:

@@ -151,6 +151,28 @@ def test_a_forced_cluster_delete_takes_the_cluster_lock(harness: Harness) -> Non
     assert harness.nodes(cluster) == []
 
 
+def test_an_ended_action_ends_its_open_children_and_frees_their_nodes(harness: Harness) -> None:
+    # A resumed delete that cannot take its cluster lock (a live exclusive holder) fails in
+    # the end: its child, left RUNNING by the crash, must not outlive it with the node lock.
+    dead, live = _engine(harness.db, alive=False), _engine(harness.db, alive=True)
+    cluster, node, parent, child = _crashed_node_delete(harness, dead)
+    blocker = _action(harness.db, ActionName.CLUSTER_CHECK, cluster, cluster, owner=live)
+    with harness.db.write() as session:
+        locks.release_all(session, parent)
+        assert locks.acquire_cluster(session, cluster, blocker, LockScope.CLUSTER, time.time(), 0)
+    ended = harness.wait(parent)
+    assert (ended.status, ended.status_reason) == ("FAILED", "Failed in locking cluster")
+    orphaned = harness.wait(child)
+    assert (orphaned.status, orphaned.status_reason) == (
+        "FAILED",
+        "Parent action ended before this action finished.",
+    )
+    with harness.db.read() as session:
+        assert session.get(NodeLockRow, node) is None
+    stuck = harness.node(node)
+    assert stuck is not None and stuck.status == "ERROR"
+
+
 def test_live_holders_follow_the_root_action(db_url: str) -> None:
     """The one liveness rule, on the rows (no engine runs here to change them): a child lives
     and dies with its root."""
