@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import httpx
-from tests.waiting import wait_for_action
+from tests.waiting import wait_for, wait_for_action
 
 V = {"OpenStack-API-Version": "clustering 1.14"}
 
@@ -25,6 +25,25 @@ def act(client: httpx.Client, cluster: str, body: dict[str, Any]) -> dict[str, A
     r = client.post(f"/v1/clusters/{cluster}/actions", json=body)
     assert r.status_code == 202, r.text
     return wait_for_action(client, r.json()["action"])
+
+
+def act_when_unlocked(
+    client: httpx.Client, cluster: str, body: dict[str, Any], timeout: float = 90.0
+) -> dict[str, Any]:
+    """:func:`act`, asked again while the cluster is locked by another action: refused at
+    the API (409 ResourceIsLocked), or accepted and then unable to take the lock."""
+
+    def done() -> dict[str, Any] | None:
+        r = client.post(f"/v1/clusters/{cluster}/actions", json=body)
+        if r.status_code == 409 and r.json()["error"]["type"] == "ResourceIsLocked":
+            return None
+        assert r.status_code == 202, r.text
+        action = wait_for_action(client, r.json()["action"])
+        locked = action["status_reason"] == "Failed in locking cluster"
+        return None if locked else action
+
+    found: dict[str, Any] = wait_for(done, timeout, interval=0.2)
+    return found
 
 
 def create_cluster(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from herd.engine.context import EngineContext
 from herd.store import actions as action_store
@@ -24,6 +26,9 @@ class EventSubject(Protocol):
     def project(self) -> str: ...
     @property
     def cluster_id(self) -> str | None: ...
+
+
+T = TypeVar("T")
 
 
 class ActionCancelled(Exception):
@@ -71,6 +76,10 @@ class ActionExecution:
         self.parent_id = row.parent_id
         self.inputs: dict[str, Any] = dict(row.inputs or {})
         self.data: dict[str, Any] = dict(row.data or {})
+        #: the results of :meth:`once` (the action row's ``steps``), apart from ``data``,
+        #: which is Senlin's and which a policy check replaces as a whole
+        self.steps: dict[str, Any] = dict(row.steps or {})
+        self._steps_lock = threading.Lock()
         self.outputs: dict[str, Any] = dict(row.outputs or {})
         #: what the policies explained about their decisions in this run (not stored)
         self.notes: dict[str, Any] = {}
@@ -84,7 +93,40 @@ class ActionExecution:
 
     def save_data(self) -> None:
         with self.ctx.database.write() as session:
-            action_store.save_progress(session, self.id, self.data, self.outputs, self.ctx.now())
+            action_store.save_progress(
+                session, self.id, self.data, self.outputs, self.ctx.now(), dict(self.steps)
+            )
+
+    # -- durable steps (the rule: herd/engine/actions/__init__.py) ----------------------
+
+    def once(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()`` for this action, computed at most once and stored.
+
+        The result is saved in the action's row (``steps[key]``) before ``once``
+        returns, so before any side effect that follows from it; a run resumed after
+        its engine died, or run again over the same stored state, gets the stored
+        result and does not compute again. Results are JSON values (a tuple comes
+        back as a list). A ``compute`` that only decides (reads, chooses) is exactly
+        once; one that acts (a driver call) is at least once, since the engine may
+        die after the act and before the result is stored.
+        """
+        if key in self.steps:
+            return cast(T, self.steps[key])
+        value = compute()
+        # Steps of one action may end on several pool threads: each save holds all before it.
+        with self._steps_lock:
+            self.steps[key] = value
+            self.save_data()
+        return value
+
+    def planned(self) -> bool:
+        """Whether this action already stored its plan of child actions.
+
+        A plan is its own durable record: the node rows and the children are written in
+        one transaction, so their presence (one EXISTS query) says the plan was made.
+        """
+        with self.ctx.database.read() as session:
+            return action_store.has_children(session, self.id)
 
     def check_cancel(self) -> None:
         """Stop the handler if a cancel was requested or the action timed out."""

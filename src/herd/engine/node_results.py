@@ -208,17 +208,16 @@ class NodeResultWriter:
     def cancel_unfinished(self, ex: ActionExecution) -> None:
         now = self.ctx.now()
         with self.ctx.database.write() as session:
-            for child in action_store.children(session, ex.id):
-                if not ActionStatus(child.status).is_final:
-                    action_store.set_status(
-                        session, child.id, ActionStatus.CANCELLED, "Action execution cancelled", now
-                    )
-                    locks.release_nodes_held_by(session, [child.id])
-                    node = node_store.get(session, child.target)
-                    # Not left RECOVERING for good: the health manager checks an ERROR node.
-                    if node is not None and node.status == NodeStatus.RECOVERING:
-                        node.status = NodeStatus.ERROR
-                        node.status_reason = "Recovery cancelled"
+            for child in action_store.unfinished_children(session, ex.id):
+                action_store.set_status(
+                    session, child.id, ActionStatus.CANCELLED, "Action execution cancelled", now
+                )
+                locks.release_nodes_held_by(session, [child.id])
+                node = node_store.get(session, child.target)
+                # Not left RECOVERING for good: the health manager checks an ERROR node.
+                if node is not None and node.status == NodeStatus.RECOVERING:
+                    node.status = NodeStatus.ERROR
+                    node.status_reason = "Recovery cancelled"
 
 
 def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float) -> None:

@@ -14,13 +14,16 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Iterable
 
 from herd.drivers.base import ResourceRef
 from herd.engine.context import EngineContext
 from herd.errors import HerdError
 from herd.store import actions as action_store
-from herd.store import engines, events, profiles, resources, tombstones
+from herd.store import engines, events, locks, profiles, resources, tombstones
 from herd.store import nodes as node_store
+from herd.store.database import Session
+from herd.store.models import ActionRow
 from herd.types import (
     ActionCause,
     ActionName,
@@ -134,29 +137,54 @@ def reconcile_resources(ctx: EngineContext) -> dict[str, int]:
     return counts
 
 
+#: node states that say a child action is working on the node
+_IN_FLIGHT = (
+    NodeStatus.CREATING,
+    NodeStatus.DELETING,
+    NodeStatus.RECOVERING,
+    NodeStatus.OPERATING,
+)
+
+
+def end_children(
+    session: Session, children: Iterable[ActionRow], status: ActionStatus, reason: str, now: float
+) -> int:
+    """End unfinished children whose parent has ended: nothing will ever run them again.
+
+    Their node locks go with them, and a node they left half-way is ERROR: the health
+    manager looks at ERROR nodes, and a node whose deletion was accepted keeps its
+    tombstone, which :func:`resume_deletions` turns into a new deletion.
+    """
+    ended = [child for child in children if not ActionStatus(child.status).is_final]
+    for child in ended:
+        action_store.set_status(session, child.id, status, reason, now, owner=None)
+        node = node_store.get(session, child.target)
+        if node is not None and node.status in _IN_FLIGHT:
+            node.status = NodeStatus.ERROR
+            node.status_reason = "Interrupted: its action ended before it finished."
+    locks.release_nodes_held_by(session, [child.id for child in ended])
+    return len(ended)
+
+
 def fail_stuck_children(ctx: EngineContext) -> None:
     """Children whose parent has ended can never be run again: end them too."""
     now = ctx.now()
     with ctx.database.write() as session:
-        for child in action_store.unfinished_children(session):
-            parent = action_store.get(session, child.parent_id) if child.parent_id else None
-            if parent is None or ActionStatus(parent.status).is_final:
-                action_store.set_status(
-                    session,
-                    child.id,
-                    ActionStatus.FAILED,
-                    "Parent action ended before this action ran.",
-                    now,
-                    owner=None,
-                )
-                node = node_store.get(session, child.target)
-                if node is not None and node.status in (
-                    NodeStatus.CREATING,
-                    NodeStatus.DELETING,
-                    NodeStatus.RECOVERING,
-                ):
-                    node.status = NodeStatus.ERROR
-                    node.status_reason = "Interrupted: its action ended before it finished."
+        stuck = [
+            child
+            for child in action_store.unfinished_children(session)
+            if _parent_ended(session, child.parent_id)
+        ]
+        end_children(session, stuck, ActionStatus.FAILED, PARENT_ENDED, now)
+
+
+#: why a child is ended with its parent
+PARENT_ENDED = "Parent action ended before this action finished."
+
+
+def _parent_ended(session: Session, parent_id: str | None) -> bool:
+    parent = action_store.get(session, parent_id) if parent_id else None
+    return parent is None or ActionStatus(parent.status).is_final
 
 
 #: the action that deletes each resource type (profiles and policies are deleted by the API)

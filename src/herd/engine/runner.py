@@ -14,11 +14,13 @@ from collections.abc import Callable
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution, Outcome
 from herd.engine.policy_check import policy_check
+from herd.engine.recovery import PARENT_ENDED, end_children
 from herd.errors import HerdError
 from herd.observability import context as log_context
 from herd.store import actions as action_store
 from herd.store import events, locks
 from herd.store import nodes as node_store
+from herd.store.database import Session
 from herd.types import WAIT_FOR_LOCK, ActionCause, ActionName, ActionStatus, LockScope, Phase
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,8 @@ UNCHECKED = {
 }
 #: actions that take no lock: a purge takes away the locks of the deletion it clears
 LOCK_FREE = {ActionName.DELETION_PURGE}
+#: actions whose ``force`` input takes their locks from live holders
+FORCEABLE = {ActionName.CLUSTER_DELETE, ActionName.NODE_DELETE}
 
 
 class LockBusy(Exception):
@@ -99,10 +103,13 @@ class ActionRunner:
             return
         now = self.ctx.now()
         dead_before = self.ctx.dead_before()
+        # A forced delete takes its locks from whoever holds them ("force means force",
+        # Senlin's lock stealing); every other action waits for live holders.
+        force = ex.action in FORCEABLE and bool(ex.inputs.get("force"))
         with self.ctx.database.write() as session:
             if ex.action.is_cluster_action:
                 if not locks.acquire_cluster(
-                    session, ex.target, ex.id, LockScope.CLUSTER, now, dead_before
+                    session, ex.target, ex.id, LockScope.CLUSTER, now, dead_before, force=force
                 ):
                     self.ctx.metrics.lock_was_busy("cluster")
                     raise LockBusy("Failed in locking cluster")
@@ -119,7 +126,7 @@ class ActionRunner:
                 self.ctx.metrics.lock_was_busy("cluster")
                 raise LockBusy("Failed in locking cluster")
             if node is not None and not locks.acquire_node(
-                session, node.id, ex.id, now, dead_before
+                session, node.id, ex.id, now, dead_before, force=force
             ):
                 self.ctx.metrics.lock_was_busy("node")
                 raise LockBusy("Failed in locking node")
@@ -155,6 +162,7 @@ class ActionRunner:
                 )
             else:
                 action_store.set_status(session, ex.id, ActionStatus.FAILED, reason, now)
+                _end_children(session, ex.id, ActionStatus.FAILED, now)
         if not waits and retries >= self.ctx.settings.lock_retry_times:
             self.ctx.metrics.action_finished(ex.action, ActionStatus.FAILED, None)
         else:
@@ -172,7 +180,9 @@ class ActionRunner:
                 return
             row.outputs = outputs
             row.data = ex.data
+            row.steps = ex.steps
             action_store.set_status(session, ex.id, outcome.status, reason, now)
+            _end_children(session, ex.id, outcome.status, now)
             locks.release_all(session, ex.id)
             events.record(
                 session,
@@ -194,6 +204,14 @@ class ActionRunner:
             str(rule) for rule in (outputs.get("shrink") or {}).get("rules") or []
         )
         log.info("%s %s: %s", ex.action, outcome.status, reason)
+
+
+def _end_children(session: Session, parent_id: str, status: ActionStatus, now: float) -> None:
+    """Children still open when their parent ends would hold their node locks for good."""
+    ended = ActionStatus.CANCELLED if status is ActionStatus.CANCELLED else ActionStatus.FAILED
+    children = action_store.unfinished_children(session, parent_id)
+    if children:
+        end_children(session, children, ended, PARENT_ENDED, now)
 
 
 def _event_type(ex: ActionExecution) -> str:

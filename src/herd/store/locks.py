@@ -9,25 +9,79 @@ inside the caller's write transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import Connection, Row, delete, select, update
 from sqlalchemy.orm import Session
 
 from herd.store.bulk import chunked, insert_rows
 from herd.store.models import ActionRow, ClusterLockRow, EngineRow, NodeLockRow
 from herd.types import ActionStatus, LockScope
 
+_HOLDERS = select(
+    ActionRow.id,
+    ActionRow.parent_id,
+    ActionRow.status,
+    ActionRow.owner,
+    EngineRow.heartbeat_at,
+).outerjoin(EngineRow, EngineRow.id == ActionRow.owner)
 
-def _holder_alive(session: Session, action_id: str, dead_before: float) -> bool:
-    """A holder is alive when its action still runs on an engine with a fresh heartbeat."""
-    action = session.get(ActionRow, action_id)
-    if action is None or ActionStatus(action.status).is_final:
+
+def live_holders(
+    db: Session | Connection,
+    action_ids: Iterable[str],
+    dead_before: float,
+    *,
+    taker: str | None = None,
+) -> set[str]:
+    """The actions among ``action_ids`` that still hold their locks.
+
+    The one rule for every lock, cluster or node, top-level holder or child:
+
+    * a holder whose action is gone or final holds nothing;
+    * a child holds its lock for its top-level action (its *root*): the lock lives
+      as long as the root does, whatever the child's own owner column says;
+    * a root lives while it is unfinished and runs on an engine whose heartbeat is
+      fresh; a root queued again (READY, no owner, e.g. re-queued after its engine
+      died) keeps its children's locks for its resumed run, not its own;
+    * ``taker``, the action asking for the lock, takes over the locks of its own
+      children (a resumed delete takes back its node from the child that held it
+      when the engine died).
+    """
+    wanted = set(action_ids)
+    rows: dict[str, Row[Any]] = {}
+    pending = set(wanted)
+    while pending:
+        found = [
+            row
+            for chunk in chunked(sorted(pending))
+            for row in db.execute(_HOLDERS.where(ActionRow.id.in_(chunk))).all()
+        ]
+        rows.update({row.id: row for row in found})
+        pending = {row.parent_id for row in found if row.parent_id and row.parent_id not in rows}
+    return {a for a in wanted if _holds(rows, a, dead_before, taker)}
+
+
+def _holds(
+    rows: dict[str, Row[Any]], action_id: str, dead_before: float, taker: str | None
+) -> bool:
+    holder = rows.get(action_id)
+    if holder is None or ActionStatus(holder.status).is_final:
         return False
-    if action.owner is None:
-        return action.status != ActionStatus.READY
-    engine = session.get(EngineRow, action.owner)
-    return engine is not None and engine.heartbeat_at >= dead_before
+    root = holder
+    while root.parent_id is not None:
+        parent = rows.get(root.parent_id)
+        if parent is None:  # a child whose parent is gone works for nobody
+            return False
+        root = parent
+    if root.id == taker and root is not holder:
+        return False
+    if ActionStatus(root.status).is_final:
+        return False
+    if root.owner is None:
+        return root.status != ActionStatus.READY or root is not holder
+    return root.heartbeat_at is not None and root.heartbeat_at >= dead_before
 
 
 def acquire_cluster(
@@ -37,8 +91,14 @@ def acquire_cluster(
     scope: LockScope,
     now: float,
     dead_before: float,
+    *,
+    force: bool = False,
 ) -> bool:
-    """Take the cluster lock for ``action_id``; True when it is held afterwards."""
+    """Take the cluster lock for ``action_id``; True when it is held afterwards.
+
+    ``force`` (a forced CLUSTER_DELETE, as Senlin's lock stealing) takes it from live
+    holders too, and asks the robbed top-level actions to stop (:func:`_rob`).
+    """
     row = session.get(ClusterLockRow, cluster_id, with_for_update=True)
     semaphore = -1 if scope is LockScope.CLUSTER else 1
     if row is None:
@@ -52,7 +112,11 @@ def acquire_cluster(
     holders = list(row.action_ids)
     if action_id in holders:
         return True
-    live = [h for h in holders if _holder_alive(session, h, dead_before)]
+    alive = live_holders(session, holders, dead_before, taker=action_id)
+    live = [h for h in holders if h in alive]
+    if force and live:
+        _rob(session, live)
+        live = []
     if not live:
         row.action_ids = [action_id]
         row.semaphore = semaphore
@@ -79,18 +143,44 @@ def release_cluster(session: Session, cluster_id: str, action_id: str) -> None:
 
 
 def acquire_node(
-    session: Session, node_id: str, action_id: str, now: float, dead_before: float
+    session: Session,
+    node_id: str,
+    action_id: str,
+    now: float,
+    dead_before: float,
+    *,
+    force: bool = False,
 ) -> bool:
+    """Take the node lock for ``action_id``; True when it is held afterwards.
+
+    ``force`` (a forced NODE_DELETE) takes it from a live holder too (:func:`_rob`).
+    """
     row = session.get(NodeLockRow, node_id, with_for_update=True)
     if row is None:
         session.add(NodeLockRow(node_id=node_id, action_id=action_id, updated_at=now))
         session.flush()
         return True
-    if row.action_id == action_id or not _holder_alive(session, row.action_id, dead_before):
-        row.action_id = action_id
-        row.updated_at = now
-        return True
-    return False
+    held = row.action_id != action_id and bool(
+        live_holders(session, [row.action_id], dead_before, taker=action_id)
+    )
+    if held and not force:
+        return False
+    if held:
+        _rob(session, [row.action_id])
+    row.action_id = action_id
+    row.updated_at = now
+    return True
+
+
+def _rob(session: Session, holders: Sequence[str]) -> None:
+    """A forced take: the robbed top-level actions are asked to stop (they would go on
+    acting on a resource being deleted); a robbed child is left to its parent, which
+    finds its node gone."""
+    session.execute(
+        update(ActionRow)
+        .where(ActionRow.id.in_(list(holders)), ActionRow.parent_id.is_(None))
+        .values(control="CANCEL")
+    )
 
 
 def release_node(session: Session, node_id: str, action_id: str) -> None:
@@ -113,12 +203,13 @@ def cluster_lock_holders(session: Session, cluster_id: str, dead_before: float) 
     row = session.get(ClusterLockRow, cluster_id)
     if row is None:
         return []
-    return [h for h in row.action_ids if _holder_alive(session, h, dead_before)]
+    alive = live_holders(session, row.action_ids, dead_before)
+    return [h for h in row.action_ids if h in alive]
 
 
 def node_lock_holder(session: Session, node_id: str, dead_before: float) -> str | None:
     row = session.get(NodeLockRow, node_id)
-    if row is None or not _holder_alive(session, row.action_id, dead_before):
+    if row is None or not live_holders(session, [row.action_id], dead_before):
         return None
     return row.action_id
 
@@ -136,8 +227,12 @@ def locked_nodes(session: Session, node_ids: Sequence[str], dead_before: float) 
     """The nodes among ``node_ids`` whose lock is held by a live action."""
     if not node_ids:
         return set()
-    held = session.scalars(select(NodeLockRow.node_id).where(NodeLockRow.node_id.in_(node_ids)))
-    return {n for n in held.all() if node_lock_holder(session, n, dead_before) is not None}
+    query = select(NodeLockRow.node_id, NodeLockRow.action_id).where(
+        NodeLockRow.node_id.in_(list(node_ids))
+    )
+    held: dict[str, str] = {node: holder for node, holder in session.execute(query)}
+    alive = live_holders(session, held.values(), dead_before)
+    return {node for node, holder in held.items() if holder in alive}
 
 
 def release_nodes_held_by(session: Session, action_ids: Sequence[str]) -> None:

@@ -19,19 +19,18 @@ from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, insert,
 from sqlalchemy.orm import Session
 
 from herd.errors import MultipleChoices, NotFound
-from herd.store import member_revisions, node_reads
+from herd.store import locks, member_revisions, node_reads
 from herd.store.lookup import Scope
 from herd.store.models import (
     ActionRow,
     ClusterLockRow,
     ClusterRow,
-    EngineRow,
     EventRow,
     NodeLockRow,
     NodeRow,
     TombstoneRow,
 )
-from herd.types import ACTIVE_ACTION_STATUSES, ActionName, ActionStatus, ResourceType
+from herd.types import ACTIVE_ACTION_STATUSES, ActionName, ResourceType
 
 #: positions in a member row, after the columns of ``node_reads.node_select``
 _EXTRA = len(node_reads.NODE_COLUMNS) + len(node_reads.EXTRA_COLUMNS)
@@ -177,33 +176,15 @@ def live_holder(
 ) -> str | None:
     """The name of the first action in ``action_ids`` that still holds its lock, if any.
 
-    As ``herd.store.locks``: a holder is alive while its action is not final and, once an
-    engine owns it, that engine's heartbeat is fresh.
+    The rule is ``herd.store.locks.live_holders``'s (one rule for every lock reader).
     """
     if not action_ids:
         return None
-    rows = connection.execute(
-        select(
-            ActionRow.id,
-            ActionRow.action,
-            ActionRow.status,
-            ActionRow.owner,
-            EngineRow.heartbeat_at,
-        )
-        .outerjoin(EngineRow, EngineRow.id == ActionRow.owner)
-        .where(ActionRow.id.in_(list(action_ids)))
-    ).all()
-    found = {row[0]: row for row in rows}
+    alive = locks.live_holders(connection, action_ids, dead_before)
     for action_id in action_ids:
-        row = found.get(action_id)
-        if row is None or ActionStatus(row[2]).is_final:
-            continue
-        if row[3] is None:
-            if row[2] != ActionStatus.READY:
-                return str(row[1])
-            continue
-        if row[4] is not None and row[4] >= dead_before:
-            return str(row[1])
+        if action_id in alive:
+            name = connection.execute(select(ActionRow.action).where(ActionRow.id == action_id))
+            return str(name.scalar_one())
     return None
 
 

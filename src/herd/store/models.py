@@ -191,6 +191,9 @@ class ActionRow(OwnedMixin, Base):
     inputs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     outputs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    #: results of the action's durable steps (``ActionExecution.once``), kept apart from
+    #: ``data`` (Senlin's, what the policies decided)
+    steps: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     retries: Mapped[int] = mapped_column(Integer, default=0)
     #: waiting for a lifecycle hook: when the message was sent and when the wait ends
     hook_deadline: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -1,4 +1,29 @@
-"""Action handlers, one module per family, and the table that maps action names to them."""
+"""Action handlers, one module per family, and the table that maps action names to them.
+
+The rule every handler follows: **a handler may run again over its own stored state.**
+An engine that dies mid-action has its top-level actions re-queued (``engine/recovery.py``),
+and the resumed run starts the handler from the top, with the data, children and rows the
+first run left. So a handler never decides twice and never acts twice:
+
+* Every decision a later side effect depends on (a desired capacity counted from the members,
+  the victims of a shrink, the profile a node had, whether a policy was attached) is made
+  through ``ex.once(key, compute)`` (``engine/execution.py``). The result is stored in the
+  action's data before ``once`` returns, so before the side effect it guards; a resumed run
+  reads it instead of computing again (Temporal's recorded results, without the replay).
+  Counting again after a restart is how "desired capacity doubled" happened.
+* A driver call the handler makes itself (a recovery, an operation) goes through ``once``
+  too: its result is stored when it returns, so a resumed run does not call again (at least
+  once: the engine may die between the call and the store).
+* A plan of child actions is its own record: the node rows and the children are written in
+  one transaction (``engine/nodeops.py``), and ``ex.planned()`` (one EXISTS query,
+  ``store.actions.has_children``) says it was made. A resumed parent runs only the children
+  that have not ended, and a child's node lock passes to its resumed parent (``store/locks.py``).
+* Whatever else a handler writes is written as a target state (set this status, attach this
+  node if it is not attached), never as a change relative to what it reads.
+
+``tests/functional/engine/test_run_twice.py`` runs every handler a second time over the state
+its first run stored and fails on any second side effect.
+"""
 
 from __future__ import annotations
 

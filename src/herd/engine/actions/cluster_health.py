@@ -18,7 +18,6 @@ from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.health.recover_node import policy_options
 from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
-from herd.store import actions as action_store
 from herd.store import clusters, events, profiles
 from herd.store import nodes as node_store
 from herd.store.models import NodeRow, ProfileRow
@@ -152,9 +151,8 @@ class HealthHandlers:
         """
         cluster = load_cluster(ex)
         with ex.ctx.database.read() as session:
-            resumed = bool(action_store.children(session, ex.id))
             base = policy_options(ex.ctx, session, cluster.id)
-        if not resumed:
+        if not ex.planned():
             if ex.inputs.get("check"):
                 self.check(ex)
             current = members(ex, cluster.id)

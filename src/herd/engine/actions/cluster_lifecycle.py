@@ -8,7 +8,6 @@ from herd.engine.actions.rolling_update import rolling_update
 from herd.engine.clusters import eval_status, load_cluster, members, placements, update_cluster
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
-from herd.store import actions as action_store
 from herd.store import bindings, clusters, policies, profiles, receivers, tombstones
 from herd.store.models import NodeRow
 from herd.types import ClusterStatus, ResourceType
@@ -50,9 +49,7 @@ class LifecycleHandlers:
 
     def create(self, ex: ActionExecution) -> Outcome:
         cluster = load_cluster(ex)
-        with ex.ctx.database.read() as session:
-            resumed = bool(action_store.children(session, ex.id))
-        if not resumed:
+        if not ex.planned():
             update_cluster(
                 ex,
                 cluster.id,
@@ -74,6 +71,11 @@ class LifecycleHandlers:
         return Outcome.ok("Cluster creation succeeded.")
 
     def delete(self, ex: ActionExecution) -> Outcome:
+        with ex.ctx.database.write() as session:
+            if clusters.get(session, ex.target) is None:
+                # Deleted by an earlier run of this action, stopped before its end was written.
+                tombstones.remove(session, ResourceType.CLUSTER, ex.target)
+                return Outcome.ok("Cluster deletion succeeded.")
         cluster = load_cluster(ex)
         update_cluster(
             ex,
@@ -143,7 +145,9 @@ class LifecycleHandlers:
             **values,
         )
         profile_id = ex.inputs.get("profile_id")
-        if profile_id and profile_id != cluster.profile_id:
+        # The profile before this action: a resumed run finds the new one already stored.
+        profile_before = ex.once("profile_before", lambda: cluster.profile_id)
+        if profile_id and profile_id != profile_before:
             outcome = rolling_update(
                 ex, self.health.pool, cluster.id, profile_id, bool(ex.inputs.get("profile_only"))
             )
@@ -157,9 +161,21 @@ class LifecycleHandlers:
 
     # -- policy bindings ---------------------------------------------------------------
 
+    def _was_attached(self, ex: ActionExecution, policy_id: str) -> bool:
+        """Whether the policy was bound before this action (a resumed run finds its own
+        binding, or its own detach, and must answer as the first run did)."""
+
+        def look() -> bool:
+            with ex.ctx.database.read() as session:
+                return bindings.get_binding(session, ex.target, policy_id) is not None
+
+        return ex.once("was_attached", look)
+
     def attach_policy(self, ex: ActionExecution) -> Outcome:
         policy_id = str(ex.inputs.get("policy_id"))
         enabled = bool(ex.inputs.get("enabled", True))
+        if self._was_attached(ex, policy_id):
+            return Outcome.ok("Policy already attached.")
         with ex.ctx.database.write() as session:
             policy = policies.get(session, policy_id)
             cluster = clusters.get(session, ex.target)
@@ -167,7 +183,7 @@ class LifecycleHandlers:
                 return Outcome.failed(f"The specified policy '{policy_id}' could not be found.")
             existing = bindings.of_cluster(session, cluster.id)
             if any(b.policy_id == policy.id for b in existing):
-                return Outcome.ok("Policy already attached.")
+                return Outcome.ok("Policy attached.")  # by an earlier run of this action
             _, instance = ex.ctx.policies.create(policy.spec)
             profile = profiles.get(session, cluster.profile_id)
             allowed = type(instance).profile_types
@@ -194,9 +210,10 @@ class LifecycleHandlers:
 
     def detach_policy(self, ex: ActionExecution) -> Outcome:
         policy_id = str(ex.inputs.get("policy_id"))
+        if not self._was_attached(ex, policy_id):
+            return Outcome.failed("Policy not attached.")
         with ex.ctx.database.write() as session:
-            if not bindings.remove(session, ex.target, policy_id):
-                return Outcome.failed("Policy not attached.")
+            bindings.remove(session, ex.target, policy_id)  # or an earlier run did
         return Outcome.ok("Policy detached.")
 
     def update_policy(self, ex: ActionExecution) -> Outcome:

@@ -18,7 +18,6 @@ from herd.engine.nodeops import NodeOperations
 from herd.errors import NotFound
 from herd.policies.shrink import ShrinkPlan, plan_shrink
 from herd.policies.victims import Victims
-from herd.store import actions as action_store
 from herd.store import clusters
 from herd.store import nodes as node_store
 from herd.store.models import ClusterRow
@@ -41,19 +40,13 @@ def _positive_count(value: Any, verb: str) -> int | str:
 
 
 def _grown_capacity(ex: ActionExecution, cluster_id: str, count: int) -> int:
-    """The desired capacity of a growth by ``count``, decided once and stored.
+    """The desired capacity of a growth by ``count``, decided once (a durable step).
 
     Counted again after a restart, the members would include the nodes the first run
     already planned, and the cluster would want that many more than asked (the chaos test
     ended with "desired 5, 4 members" after a resize to 4 resumed mid-growth).
     """
-    stored = ex.outputs.get("grow")
-    if stored:
-        return int(stored["desired_capacity"])
-    desired = member_count(ex, cluster_id) + count
-    ex.outputs["grow"] = {"desired_capacity": desired}
-    ex.save_data()  # before any node is planned
-    return desired
+    return ex.once("desired_capacity", lambda: member_count(ex, cluster_id) + count)
 
 
 class ScalingHandlers:
@@ -64,9 +57,7 @@ class ScalingHandlers:
 
     def grow(self, ex: ActionExecution, cluster: ClusterRow, count: int, reason: str) -> Outcome:
         """Create ``count`` members (placed as a placement policy decided) and settle status."""
-        with ex.ctx.database.read() as session:
-            resumed = bool(action_store.children(session, ex.id))
-        if not resumed and count > 0:
+        if count > 0 and not ex.planned():
             self.nodeops.plan_create(ex, cluster.id, placements(ex.data, count))
         results = self.nodeops.run(ex)
         ex.outputs["nodes_added"] = sorted(results.succeeded)
@@ -105,38 +96,43 @@ class ScalingHandlers:
     # -- shrinking ---------------------------------------------------------------------
 
     def _victims(self, ex: ActionExecution, cluster_id: str) -> ShrinkPlan:
-        """The victims of this shrink, decided once and stored before anything is removed.
+        """The victims of this shrink, decided once (a durable step) before anything goes.
 
         A resumed action (after an engine stopped) reuses the stored decision: the
         members it already removed are gone, so deciding again would choose others.
+        ``outputs['shrink']`` explains the decision to the user.
         """
-        stored = ex.outputs.get("shrink")
-        if stored:
-            return ShrinkPlan(Victims(stored["victims"], stored["rules"]), ex.data)
-        with ex.ctx.database.read() as session:
-            snapshot = load_cluster_snapshot(session, cluster_id)
-        if snapshot is None:
-            raise NotFound("cluster", cluster_id)
-        plan = plan_shrink(
-            ex.action,
-            snapshot,
-            ex.inputs,
-            ex.data,
-            ex.seed,
-            ex.ctx.settings.max_nodes_per_cluster,
-            rules=ex.notes.get("rules"),
-        )
-        if plan.error:
-            return plan
-        ex.data = plan.data
-        ex.outputs["shrink"] = {
-            "seed": ex.seed,
-            "members": len(snapshot.nodes),
-            "victims": plan.node_ids,
-            "rules": plan.victims.rules,
-        }
-        ex.save_data()
-        return plan
+
+        def decide() -> dict[str, Any]:
+            with ex.ctx.database.read() as session:
+                snapshot = load_cluster_snapshot(session, cluster_id)
+            if snapshot is None:
+                raise NotFound("cluster", cluster_id)
+            plan = plan_shrink(
+                ex.action,
+                snapshot,
+                ex.inputs,
+                ex.data,
+                ex.seed,
+                ex.ctx.settings.max_nodes_per_cluster,
+                rules=ex.notes.get("rules"),
+            )
+            if plan.error:
+                return {"error": plan.error}
+            ex.data = plan.data
+            ex.outputs["shrink"] = {
+                "seed": ex.seed,
+                "members": len(snapshot.nodes),
+                "victims": plan.node_ids,
+                "rules": plan.victims.rules,
+            }
+            return {"members": len(snapshot.nodes), "victims": plan.node_ids}
+
+        decided = ex.once("victims", decide)
+        if "error" in decided:
+            return ShrinkPlan(Victims([], []), ex.data, decided["error"])
+        shrink = ex.outputs.get("shrink") or {}
+        return ShrinkPlan(Victims(decided["victims"], shrink.get("rules") or []), ex.data)
 
     def shrink(
         self,
@@ -163,7 +159,7 @@ class ScalingHandlers:
         chosen = self._victims(ex, cluster.id)
         if chosen.error:
             return Outcome.failed(chosen.error)
-        new_size = ex.outputs["shrink"]["members"] - len(chosen.victims)
+        new_size = ex.steps["victims"]["members"] - len(chosen.victims)
         update_cluster(
             ex,
             cluster.id,
@@ -182,7 +178,7 @@ class ScalingHandlers:
         if chosen.error:
             return Outcome.failed(chosen.error)
         if ex.data.get("deletion"):
-            desired = ex.outputs["shrink"]["members"] - len(chosen.victims)
+            desired = ex.steps["victims"]["members"] - len(chosen.victims)
             update_cluster(
                 ex,
                 cluster.id,
@@ -218,7 +214,7 @@ class ScalingHandlers:
         with ex.ctx.database.read() as session:
             known = node_store.existing_ids(session, requested)
         missing = [n for n in requested if n not in known]
-        if missing and "shrink" not in ex.outputs:
+        if missing and "victims" not in ex.steps:
             return Outcome.failed(f"Nodes not found: {missing}.")
         chosen = self._victims(ex, cluster.id)
         if chosen.error:
@@ -228,8 +224,11 @@ class ScalingHandlers:
             chosen.node_ids,
             destroy_default=bool(ex.inputs.get("destroy_after_deletion", False)),
         )
+        # Read from the cluster once: a resumed run would take the victims off again.
         desired = (
-            cluster.desired_capacity - len(chosen.victims) if plan.reduce_desired_capacity else None
+            ex.once("desired_capacity", lambda: cluster.desired_capacity - len(chosen.victims))
+            if plan.reduce_desired_capacity
+            else None
         )
         return self.shrink(ex, cluster, plan, "Completed deleting nodes.", desired=desired)
 
@@ -251,7 +250,9 @@ class ScalingHandlers:
             row = clusters.get(session, cluster.id)
             assert row is not None
             for node in node_store.get_many(session, node_ids):
-                if node.cluster_id and node.cluster_id != cluster.id:
+                if node.cluster_id == cluster.id:
+                    continue  # added by an earlier run of this action: keeps its index
+                if node.cluster_id:
                     return Outcome.failed(
                         f"Node {node.id} is already owned by cluster {node.cluster_id}."
                     )

@@ -39,11 +39,7 @@ def _stop_deletion(session: Session, action_id: str | None, now: float) -> list[
     if not ActionStatus(action.status).is_final:
         _cancel(session, action, now)
         cleaned.append(f"action {action.id} cancelled")
-    children = [
-        child
-        for child in action_store.children(session, action.id)
-        if not ActionStatus(child.status).is_final
-    ]
+    children = action_store.unfinished_children(session, action.id)
     for child in children:
         _cancel(session, child, now)
     if children:

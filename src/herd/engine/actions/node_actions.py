@@ -1,6 +1,8 @@
-"""NODE_CREATE, NODE_DELETE, NODE_UPDATE, NODE_CHECK, NODE_RECOVER and CLUSTER_REPLACE_NODES."""
+"""NODE_CREATE, NODE_DELETE, NODE_UPDATE, NODE_CHECK and NODE_RECOVER."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.drivers.base import ResourceRef
@@ -49,28 +51,26 @@ class NodeHandlers:
 
     def delete(self, ex: ActionExecution) -> Outcome:
         node = _node(ex)
+        # Decided once: counted again after the node went, the cluster would shrink twice.
+        decided = ex.once("deletion", lambda: self._decide_delete(ex, node))
+        if decided.get("error"):
+            if node is not None:
+                self._refused(ex, node, decided["error"])
+            return Outcome.failed(decided["error"])
+        cluster_id = decided.get("cluster_id")
+        desired = decided.get("desired")
         if node is None:
             with ex.ctx.database.write() as session:
                 tombstones.remove(session, ResourceType.NODE, ex.target)
-            return Outcome.ok("Node already deleted.")
-        cluster_id = node.cluster_id
-        desired: int | None = None
-        if cluster_id and ex.cause is ActionCause.RPC:
-            cluster = load_cluster(ex, cluster_id)
-            with ex.ctx.database.read() as session:
-                count = clusters.member_count(session, cluster_id)
-            error = check_size_params(
-                SizeBounds(cluster.min_size, cluster.max_size, cluster.desired_capacity),
-                count - 1,
-                None,
-                None,
-                True,
-                ex.ctx.settings.max_nodes_per_cluster,
-            )
-            if error:
-                self._refused(ex, node, error)
-                return Outcome.failed(error)
-            desired = count - 1
+            if not decided.get("found"):
+                return Outcome.ok("Node already deleted.")
+            # This action deleted it, and its engine stopped before the bookkeeping.
+            if cluster_id:
+                plan = removal_plan(ex, [ex.target], destroy_default=True)
+                eval_status(
+                    ex, cluster_id, desired=desired if plan.reduce_desired_capacity else None
+                )
+            return Outcome.ok("Node deleted successfully.")
         # Destroyed unless the deletion policy says destroy_after_deletion: false (spec S7
         # copies it into data.deletion, and S1's rule applies): then the node only leaves.
         plan = removal_plan(ex, [node.id], destroy_default=True)
@@ -95,6 +95,28 @@ class NodeHandlers:
                 tombstones.remove(session, ResourceType.NODE, node.id)
         return Outcome.ok("Node deleted successfully.")
 
+    def _decide_delete(self, ex: ActionExecution, node: NodeRow | None) -> dict[str, Any]:
+        """The node's cluster and the cluster's desired capacity after it, or the refusal."""
+        if node is None:
+            return {"found": False}
+        cluster_id = node.cluster_id
+        if not (cluster_id and ex.cause is ActionCause.RPC):
+            return {"found": True, "cluster_id": cluster_id, "desired": None}
+        cluster = load_cluster(ex, cluster_id)
+        with ex.ctx.database.read() as session:
+            count = clusters.member_count(session, cluster_id)
+        error = check_size_params(
+            SizeBounds(cluster.min_size, cluster.max_size, cluster.desired_capacity),
+            count - 1,
+            None,
+            None,
+            True,
+            ex.ctx.settings.max_nodes_per_cluster,
+        )
+        if error:
+            return {"found": True, "error": error}
+        return {"found": True, "cluster_id": cluster_id, "desired": count - 1}
+
     def _refused(self, ex: ActionExecution, node: NodeRow, reason: str) -> None:
         """Nothing was deleted: take the tombstone away and give the node its state back."""
         with ex.ctx.database.write() as session:
@@ -116,6 +138,8 @@ class NodeHandlers:
         if node is None:
             return Outcome.failed(f"The node '{ex.target}' could not be found.")
         new_profile = ex.inputs.get("profile_id")
+        # The profile before this action: a resumed run finds the new one already stored.
+        old_profile = ex.once("profile_before", lambda: node.profile_id)
         with ex.ctx.database.write() as session:
             row = node_store.get(session, node.id)
             assert row is not None
@@ -132,8 +156,8 @@ class NodeHandlers:
                     return Outcome.failed(f"The profile '{new_profile}' could not be found.")
                 row.profile_id = new_profile
             row.updated_at = ex.ctx.now()
-        if new_profile and new_profile != node.profile_id and node.physical_id:
-            error = recover_node(ex, node.id)
+        if new_profile and new_profile != old_profile and node.physical_id:
+            error = ex.once("recreated", lambda: recover_node(ex, node.id))
             if error:
                 return Outcome.failed(error)
         return Outcome.ok("Node updated successfully.")
@@ -146,17 +170,27 @@ class NodeHandlers:
         return Outcome.ok("Node check succeeded." if healthy else f"Node check failed: {reason}")
 
     def recover(self, ex: ActionExecution) -> Outcome:
-        """NODE_RECOVER through the API: the same recovery as a CLUSTER_RECOVER child."""
+        """NODE_RECOVER through the API: the same recovery as a CLUSTER_RECOVER child.
+
+        Done once: a resumed run reads the stored result rather than recover again.
+        """
+        done = ex.once("recovery", lambda: self._recover_once(ex))
+        cluster_id = done.get("cluster_id")
+        if cluster_id:
+            eval_status(ex, cluster_id)
+        return Outcome.ok(done["reason"]) if done["ok"] else Outcome.failed(done["reason"])
+
+    def _recover_once(self, ex: ActionExecution) -> dict[str, Any]:
         if ex.inputs.get("check"):
             healthy, _ = check_node(ex, ex.target)
             if healthy:
-                return Outcome.ok("Node is healthy; no recovery needed.")
+                return {"ok": True, "reason": "Node is healthy; no recovery needed."}
         ctx = ex.ctx
         with ctx.database.write() as session:
             node = node_store.get(session, ex.target)
             profile = profiles.get(session, node.profile_id) if node else None
             if node is None or profile is None:
-                return Outcome.failed(f"The node '{ex.target}' could not be found.")
+                return {"ok": False, "reason": f"The node '{ex.target}' could not be found."}
             options = policy_options(ctx, session, node.cluster_id).merged(ex.inputs)
             mark_recovering(session, node, ctx.now())
         try:
@@ -169,11 +203,9 @@ class NodeHandlers:
         with ctx.database.write() as session:
             row = node_store.get(session, ex.target)
             if row is None:
-                return Outcome.failed("Node disappeared during its recovery.")
+                return {"ok": False, "reason": "Node disappeared during its recovery."}
             reason = apply_recovery(
                 session, row, outcome, options, ex.node_event_row(row, "", ""), ctx.now()
             )
         ctx.metrics.health_recovered(options.operation.value, outcome.ok)
-        if node.cluster_id:
-            eval_status(ex, node.cluster_id)
-        return Outcome.ok(reason) if outcome.ok else Outcome.failed(reason)
+        return {"ok": outcome.ok, "reason": reason, "cluster_id": node.cluster_id}

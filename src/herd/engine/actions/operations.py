@@ -24,7 +24,6 @@ from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import clusters, events, profiles
 from herd.store import nodes as node_store
-from herd.store.models import ActionRow
 from herd.types import ActionCause, ActionName, ActionStatus, ClusterStatus, NodeStatus
 
 WAIT_STEP = 0.5  # seconds between cancel checks while children run
@@ -141,7 +140,9 @@ class OperationHandlers:
 
     def node_operation(self, ex: ActionExecution) -> Outcome:
         operation = str(ex.inputs.get("operation", ""))
-        error = operate_node(ex, ex.target, operation, ex.inputs.get("params") or {})
+        params = ex.inputs.get("params") or {}
+        # Once: a resumed run must not reboot (or signal) the node a second time.
+        error = ex.once("operation", lambda: operate_node(ex, ex.target, operation, params))
         with ex.ctx.database.read() as session:
             node = node_store.get(session, ex.target)
         if node is not None and node.cluster_id:
@@ -211,28 +212,30 @@ class OperationHandlers:
         """The children (one per node, stored once), as (child id, node id, status, reason)."""
         now = ex.ctx.now()
         with ex.ctx.database.write() as session:
-            existing = {row.target: row for row in action_store.children(session, ex.id)}
-            for node_id in node_ids:
-                if node_id in existing or node_store.get(session, node_id) is None:
-                    continue
-                child = action_store.new_action(
-                    action=ActionName.NODE_OPERATION,
-                    target=node_id,
-                    cluster_id=ex.cluster_id,
-                    project=ex.project,
-                    user=ex.user,
-                    inputs={k: ex.inputs.get(k) for k in ("operation", "params")},
-                    cause=ActionCause.DERIVED,
-                    status=ActionStatus.RUNNING,
-                    parent_id=ex.id,
-                    owner=ex.ctx.engine_id,
-                    now=now,
-                )
-                action_store.add(session, child)
-                action_store.add_dependency(session, child.id, ex.id)
-                existing[node_id] = child
-            session.flush()
-            rows: list[ActionRow] = list(existing.values())
+            # Checked in the plan's own transaction: the children are the plan's record.
+            if not action_store.has_children(session, ex.id):
+                for node in node_store.get_many(session, node_ids):
+                    child = action_store.new_action(
+                        action=ActionName.NODE_OPERATION,
+                        target=node.id,
+                        cluster_id=ex.cluster_id,
+                        project=ex.project,
+                        user=ex.user,
+                        inputs={k: ex.inputs.get(k) for k in ("operation", "params")},
+                        cause=ActionCause.DERIVED,
+                        status=ActionStatus.RUNNING,
+                        parent_id=ex.id,
+                        owner=ex.ctx.engine_id,
+                        now=now,
+                    )
+                    action_store.add(session, child)
+                    action_store.add_dependency(session, child.id, ex.id)
+                session.flush()
+            order = {node_id: position for position, node_id in enumerate(node_ids)}
+            rows = sorted(
+                action_store.child_summaries(session, ex.id),
+                key=lambda row: order.get(row.target, len(order)),
+            )
             return [
                 (row.id, row.target, ActionStatus(row.status), row.status_reason or "")
                 for row in rows

@@ -9,7 +9,6 @@ from typing import Any
 from herd.engine.execution import ActionExecution
 from herd.engine.node_results import ChildResults
 from herd.engine.nodeops import NodeOperations
-from herd.store import actions as action_store
 
 
 @dataclass(frozen=True)
@@ -44,19 +43,21 @@ def removal_plan(
     return RemovalPlan(list(node_ids), destroy, max(grace, 0.0), reduce, hooks)
 
 
+def _wait(ex: ActionExecution, plan: RemovalPlan) -> float:
+    ex.wait(plan.grace_period)
+    return plan.grace_period
+
+
 def remove_nodes(ex: ActionExecution, nodeops: NodeOperations, plan: RemovalPlan) -> ChildResults:
     """Run the removal: grace period, lifecycle hooks, then destroy or release.
 
     A resumed action (its children already stored) goes straight to running them.
     """
-    with ex.ctx.database.read() as session:
-        resumed = bool(action_store.children(session, ex.id))
-    if not resumed:
+    if not ex.planned():
         if not plan.node_ids:
             return ChildResults()
         if plan.grace_period > 0:
-            ex.wait(plan.grace_period)
-            ex.outputs["grace_period_waited"] = plan.grace_period
+            ex.outputs["grace_period_waited"] = ex.once("grace_period", lambda: _wait(ex, plan))
         nodeops.plan_removal(ex, plan.node_ids, destroy=plan.destroy, hooks=plan.hooks)
     results = nodeops.run(ex)
     ex.outputs["nodes_removed"] = sorted(results.succeeded)

@@ -30,6 +30,8 @@ def replace_nodes(ex: ActionExecution) -> Outcome:
             if old is None or new is None:
                 missing = [i for i, node in ((old_id, old), (new_id, new)) if node is None]
                 return Outcome.failed(f"Nodes not found: {missing}.")
+            if old.cluster_id is None and new.cluster_id == cluster.id:
+                continue  # swapped by a run of this action that stopped before it ended
             if old.cluster_id != cluster.id:
                 return Outcome.failed(f"Node {old_id} is not a member of the cluster {cluster.id}.")
             if new.cluster_id:
