@@ -34,7 +34,7 @@ RUNNER = Path(__file__).with_name("osc_runner.py")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {}}
 SLOW_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {"create_latency": 8}}
-NOVA_SPEC = {"type": "os.nova.server", "version": "1.0", "properties": {"flavor": "m1.small"}}
+HEAT_SPEC = {"type": "os.heat.stack", "version": "1.0", "properties": {"template": {}}}
 DELETION_SPEC = {
     "type": "senlin.policy.deletion",
     "version": "1.1",
@@ -193,7 +193,11 @@ def _walk(
     assert {s["binary"] for s in services} == {"herd-engine", "herd-api"}
     assert {s["state"] for s in services} == {"up"}
     types = osc.json("cluster profile type list")
-    assert [t["name"] for t in types] == ["herd.process-1.0", "herd.sim-1.0"]
+    assert [t["name"] for t in types][:3] == [
+        "herd.process-1.0",
+        "herd.sim-1.0",
+        "os.nova.server-1.0",
+    ]
     shown = osc.json("cluster profile type show", "herd.sim-1.0")
     assert shown["name"] == "herd.sim-1.0" and "create_latency" in shown["schema"]
     ops = osc.json("cluster profile type ops", "herd.process-1.0")["operations"]
@@ -209,9 +213,9 @@ def _walk(
     assert profile["type"] == "herd.sim-1.0"
     slow = osc.json("cluster profile create", "--spec-file", osc.spec("slow", SLOW_SPEC), "slow")
     assert slow["name"] == "slow"
-    message = osc.fails("cluster profile create", "--spec-file", osc.spec("nova", NOVA_SPEC), "n")
-    assert "(os.nova.server-1.0) is not supported" in message
-    assert "Supported types: herd.process-1.0, herd.sim-1.0." in message
+    message = osc.fails("cluster profile create", "--spec-file", osc.spec("heat", HEAT_SPEC), "n")
+    assert "(os.heat.stack-1.0) is not supported" in message
+    assert "Supported types: herd.process-1.0, herd.sim-1.0, os.nova.server-1.0" in message
     assert osc.json("cluster profile show", "sim")["id"] == profile["id"]
     assert {p["name"] for p in osc.json("cluster profile list")} == {"sim", "slow"}
     updated = osc.json("cluster profile update", "--name", "sim2", "--metadata", "team=a", "sim")

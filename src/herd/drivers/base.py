@@ -94,6 +94,15 @@ class Driver(ABC):
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
         """Return the profile properties with defaults, or raise InvalidSpec naming the key."""
 
+    def check_against_backend(self, properties: Mapping[str, Any]) -> None:  # noqa: B027
+        """At profile create and validate only: refuse what the backend lacks.
+
+        ``validate_properties`` is pure (the engine calls it on every load); a
+        driver whose properties name things in a cloud (a flavor, an image) checks
+        them here and raises InvalidSpec naming the property. The default checks
+        nothing.
+        """
+
     def calls_are_quick(self, properties: Mapping[str, Any]) -> bool:
         """Whether ``create`` and ``delete`` with these properties return at once.
 

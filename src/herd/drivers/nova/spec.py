@@ -149,7 +149,7 @@ def _map(path: str, value: Any) -> Mapping[str, Any]:
 
 def _list(path: str, value: Any) -> Sequence[Any]:
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise fail(path, f"'{value}' is not a List")
+        raise fail(path, f"'{value!s}' is not a List")
     return value
 
 
