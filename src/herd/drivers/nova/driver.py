@@ -14,11 +14,21 @@ before the create fails (with Nova's fault text): nothing half made is left.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
+from herd.drivers.base import (
+    CreatedResource,
+    Driver,
+    HealthReport,
+    NodeRequest,
+    ResourceEvent,
+    ResourceRef,
+)
 from herd.drivers.nova.cloud import NovaCloud, NovaOptions, node_tag
+from herd.drivers.nova.notifications import NotificationListener
 from herd.drivers.nova.operations import NOVA_OPERATIONS, NovaOperationsMixin
 from herd.drivers.nova.resolve import Resolver
 from herd.drivers.nova.servers import (
@@ -70,7 +80,10 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         self.cloud = cloud or NovaCloud(options)
         self.resolver = Resolver(self.cloud)
         self._watched: dict[str, str] = {}  # server id -> node id
-        self._events: Any = None  # the notification listener, started by the first watch
+        #: server id -> until when its events are herd's own doing (a stop, a reboot)
+        self._quiet: dict[str, float] = {}
+        self._watch_lock = threading.Lock()
+        self._events: NotificationListener | None = None  # started by the first watch
 
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -217,8 +230,11 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         return self._active(conn, server_id, region, "rebuilding")
 
     def _target(self, ref: ResourceRef, request: NodeRequest) -> tuple[Any, str, str | None]:
+        """The node's server, for an action herd takes on it (its events meanwhile are
+        herd's own doing, not failures)."""
         if not ref.physical_id:
             raise DriverError(f"node {ref.node_id} has no server")
+        self.quiet(ref.physical_id, self.options.timeout)
         region = region_of(ref.data.get("placement") or {}, request.properties)
         return self.cloud.connection(region), ref.physical_id, region
 
@@ -227,7 +243,52 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
             server = wait_for(self.cloud, conn, server_id, {"ACTIVE"}, self.options.timeout, doing)
         except ServerFailed as exc:
             raise DriverError(f"server {server_id} went to ERROR while {doing}: {exc}") from None
+        finally:
+            self.quiet(server_id)  # its last notifications may still be on their way
         return CreatedResource(server.id, node_data(server, region))
+
+    # -- events (LIFECYCLE_EVENTS) ---------------------------------------------------------
+
+    def watch(self, ref: ResourceRef) -> bool:
+        """Report this server's failures from Nova's notifications; one already failed at once.
+
+        Returns False (no events) when no notification bus is configured.
+        """
+        if not self.options.notifications_url or not ref.physical_id:
+            return False
+        with self._watch_lock:
+            if self._events is None:
+                self._events = NotificationListener(
+                    self.options.notifications_url, self._on_failure
+                )
+                self._events.start()
+            self._watched[ref.physical_id] = ref.node_id
+        report = self.check(ref)  # a server that died before the watch began
+        if not report.healthy:
+            self._on_failure(ref.physical_id, report.reason)
+        return True
+
+    def unwatch(self, node_id: str) -> None:
+        with self._watch_lock:
+            for server_id in [s for s, n in self._watched.items() if n == node_id]:
+                del self._watched[server_id]
+
+    def quiet(self, server_id: str, seconds: float = 10.0) -> None:
+        """Events of this server for a while are herd's own doing (an operation), not failures."""
+        with self._watch_lock:
+            self._quiet[server_id] = time.monotonic() + seconds
+
+    def _on_failure(self, server_id: str, reason: str) -> None:
+        with self._watch_lock:
+            node_id = self._watched.get(server_id)
+            if node_id is None or self._quiet.get(server_id, 0.0) > time.monotonic():
+                return
+            del self._watched[server_id]  # reported once; the health manager watches again
+        self.emit(ResourceEvent(node_id, server_id, reason))
+
+    def events_ready(self, timeout: float) -> bool:
+        """Test hook: whether the notification queue is bound."""
+        return self._events is not None and self._events.wait_ready(timeout)
 
     # -- restart ---------------------------------------------------------------------------
 

@@ -143,6 +143,7 @@ class NovaOperationsMixin:
                 )
         else:
             raise DriverError(f"unknown operation '{operation}'")
+        driver.quiet(server_id)  # its notifications may still be on their way
         if done is None:
             server = get_server(driver.cloud, conn, server_id)
             if server is None:
