@@ -44,6 +44,7 @@ from herd.drivers.nova.servers import (
     wait_for,
 )
 from herd.drivers.nova.spec import PROPERTIES_SCHEMA, validate_server_properties
+from herd.drivers.nova.updates import update_server
 from herd.drivers.operations import OperationSpec
 from herd.errors import DriverError
 
@@ -72,6 +73,7 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
     operations_schema: ClassVar[Mapping[str, OperationSpec]] = NOVA_OPERATIONS
     supports_reboot = True
     supports_rebuild = True
+    supports_update = True
 
     def __init__(self, options: NovaOptions, *, cloud: NovaCloud | None = None) -> None:
         """Talk to the cloud the options name; nothing is contacted before the first call."""
@@ -204,6 +206,11 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         conn, server_id, region = self._target(ref, request)
         self.cloud.call("rebooting the server", conn.compute.reboot_server, server_id, kind)
         return self._active(conn, server_id, region, "rebooting")
+
+    def update(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
+        """A new profile in place: rename, rebuild for an image, resize for a flavor
+        (see :mod:`herd.drivers.nova.updates`)."""
+        return update_server(self, ref, request)
 
     def rebuild(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
         """REBUILD recovery: the profile's image (else the server's own), name and password."""

@@ -149,7 +149,7 @@ class NodeHandlers:
                 row.profile_id = new_profile
             row.updated_at = ex.ctx.now()
         if new_profile and new_profile != node.profile_id and node.physical_id:
-            error = recover_node(ex, node.id)
+            error = recover_node(ex, node.id, node.profile_id)
             if error:
                 return Outcome.failed(error)
         return Outcome.ok("Node updated successfully.")
