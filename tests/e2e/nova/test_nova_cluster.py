@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -242,6 +243,65 @@ def test_zone_cluster_scale_in_replace_and_delete(herd: httpx.Client, nova: Any)
         assert (
             _act(herd, cluster, {"policy_detach": {"policy_id": policy}})["status"] == "SUCCEEDED"
         )
+    _delete_cluster(herd, cluster)
+    assert [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster] == []
+
+
+def test_server_deleted_in_nova_is_noticed_and_replaced(herd: httpx.Client, nova: Any) -> None:
+    """LIFECYCLE_EVENTS: Nova's instance.delete.end reaches herd over the bus (no polling)."""
+    spec = {
+        "type": "os.nova.server",
+        "version": "1.0",
+        "properties": {"flavor": "1", "image": IMAGE},
+    }
+    profile = _profile(herd, "watched", spec)
+    cluster = _cluster(herd, "watched", profile["id"], 3)["id"]
+    health = _policy(
+        herd,
+        "events",
+        {
+            "type": "senlin.policy.health",
+            "version": "1.1",
+            "properties": {
+                "detection": {
+                    "detection_modes": [{"type": "LIFECYCLE_EVENTS"}],
+                    "interval": 600,  # no polling would notice within the test
+                    "node_update_timeout": 0,
+                },
+                "recovery": {"actions": [{"name": "RECREATE"}]},
+            },
+        },
+    )
+    assert _act(herd, cluster, {"policy_attach": {"policy_id": health}})["status"] == "SUCCEEDED"
+
+    def watched() -> bool:
+        checks = herd.get(f"/v1/clusters/{cluster}/health").json()["cluster_health"]
+        return checks["lease"] is not None
+
+    wait_for(watched, timeout=60)
+    time.sleep(2)  # the members are watched within a second of the lease
+    victim = _members(herd, cluster)[1]
+    deleted = time.monotonic()
+    nova.compute.delete_server(victim["physical_id"])
+
+    def replaced() -> dict[str, Any] | None:
+        node = herd.get(f"/v1/nodes/{victim['id']}").json()["node"]
+        if node["status"] == "ACTIVE" and node["physical_id"] != victim["physical_id"]:
+            return dict(node)
+        return None
+
+    found = wait_for(replaced, timeout=120, interval=0.1)
+    print(f"\nNova delete to replaced (ACTIVE, new server): {time.monotonic() - deleted:.2f}s")
+    assert found["name"] == victim["name"]
+    r = herd.get("/v1/events", params={"oid": victim["id"], "limit": 100})
+    reasons = [e["status_reason"] for e in r.json()["events"]]
+    detected = f"server {victim['physical_id']} is being deleted (Nova: instance.delete.start)"
+    assert any(detected in (reason or "") for reason in reasons), reasons
+    servers = [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster]
+    assert sorted(s.id for s in servers) == sorted(
+        m["physical_id"] for m in _members(herd, cluster)
+    )
+    assert _act(herd, cluster, {"policy_detach": {"policy_id": health}})["status"] == "SUCCEEDED"
     _delete_cluster(herd, cluster)
     assert [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster] == []
 

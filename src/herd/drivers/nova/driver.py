@@ -263,13 +263,18 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         """
         if not self.options.notifications_url or not ref.physical_id:
             return False
+        started = None
         with self._watch_lock:
             if self._events is None:
-                self._events = NotificationListener(
+                started = self._events = NotificationListener(
                     self.options.notifications_url, self._on_failure
                 )
-                self._events.start()
+                started.start()
             self._watched[ref.physical_id] = ref.node_id
+        if started is not None:
+            # Once the queue is bound no failure is missed; a bus that is away leaves the
+            # check below (and polling modes), and the listener keeps trying.
+            started.wait_ready(10)
         report = self.check(ref)  # a server that died before the watch began
         if not report.healthy:
             self._on_failure(ref.physical_id, report.reason)

@@ -24,11 +24,12 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 #: event types that end a server's life or its running, and the reason shown
+#: (a delete also emits instance.shutdown.*: the delete's own events say it better)
 FAILURE_EVENTS: dict[str, str] = {
+    "instance.delete.start": "is being deleted",
     "instance.delete.end": "was deleted",
     "instance.soft_delete.end": "was soft-deleted",
     "instance.power_off.end": "was powered off",
-    "instance.shutdown.end": "was shut down",
 }
 
 
@@ -91,7 +92,8 @@ class NotificationListener:
         topic: str = "versioned_notifications",
     ) -> None:
         """Listen on ``url`` (never logged: it holds the bus password) once started."""
-        self._url = url
+        # oslo.messaging's transport URLs say rabbit://, which kombu calls amqp://
+        self._url = "amqp://" + url[len("rabbit://") :] if url.startswith("rabbit://") else url
         self._on_failure = on_failure
         self._exchange = exchange
         self._topic = topic

@@ -111,6 +111,10 @@ def test_failures_in_nova_notifications() -> None:
     assert errored == ("s-3", "server s-3 went to ERROR (Nova: instance.update): disk died")
     assert failure_of(_notification("instance.update", uuid="s-3", state="active")) is None
     assert failure_of(_notification("instance.create.end", uuid="s-4")) is None
+    started = failure_of(_notification("instance.delete.start", uuid="s-5"))
+    assert started == ("s-5", "server s-5 is being deleted (Nova: instance.delete.start)")
+    # a delete's shutdown is said by the delete's own events
+    assert failure_of(_notification("instance.shutdown.end", uuid="s-5")) is None
     assert failure_of(b"not json") is None
     assert failure_of(_notification("instance.delete.end")) is None  # no uuid
 
