@@ -73,17 +73,20 @@ def nova(bed: BedInfo) -> Any:
     return openstack.connect(**bed.cloud)
 
 
-@pytest.fixture(scope="module")
-def herd(bed: BedInfo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    data_dir = tmp_path_factory.mktemp("herd") / "data"
-    server = HerdServer(
+def _herd_server(bed: BedInfo, data_dir: Path) -> HerdServer:
+    return HerdServer(
         data_dir,
         free_port(),
         OS_CLIENT_CONFIG_FILE=bed.clouds_yaml,
         HERD_NOVA_CLOUD=bed.cloud_name,
         HERD_NOVA_TIMEOUT="120",
         HERD_NOVA_NOTIFICATIONS_URL=bed.transport_url,
-    ).start()
+    )
+
+
+@pytest.fixture(scope="module")
+def herd(bed: BedInfo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    server = _herd_server(bed, tmp_path_factory.mktemp("herd") / "data").start()
     with httpx.Client(base_url=server.url, headers=V, timeout=60) as client:
         yield client
     server.stop()
@@ -329,6 +332,46 @@ def test_no_valid_host_is_node_error_with_nova_fault_and_nothing_leaks(
     )
     assert {s.id for s in _servers(nova)} == before  # the ERROR servers were deleted
     _delete_cluster(herd, cluster["id"])
+
+
+def test_kill_9_during_scale_out_creates_no_server_twice(
+    bed: BedInfo, nova: Any, tmp_path: Path
+) -> None:
+    """herd dies with boots in flight; restarted, it finds them by their tag, boots the rest."""
+    server = _herd_server(bed, tmp_path / "data").start()
+    try:
+        with httpx.Client(base_url=server.url, headers=V, timeout=60) as client:
+            spec = {
+                "type": "os.nova.server",
+                "version": "1.0",
+                "properties": {"flavor": "1", "image": IMAGE},
+            }
+            profile = _profile(client, "crash", spec)
+            cluster = _cluster(client, "crash", profile["id"], 0)["id"]
+            r = client.post(f"/v1/clusters/{cluster}/actions", json={"scale_out": {"count": 8}})
+            assert r.status_code == 202, r.text
+            action = r.json()["action"]
+
+            def booting() -> bool:
+                return bool(
+                    sum(s.metadata.get("cluster_id") == cluster for s in _servers(nova)) >= 2
+                )
+
+            wait_for(booting, timeout=120, interval=0.05)
+            server.kill9()
+            server.start()
+            done = wait_for_action(client, action, timeout=300)
+            assert done["status"] == "SUCCEEDED", done["status_reason"]
+            members = _members(client, cluster)
+            assert len(members) == 8 and all(m["status"] == "ACTIVE" for m in members)
+            servers = [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster]
+            per_node = Counter(s.metadata["cluster_node_id"] for s in servers)
+            assert per_node == Counter({m["id"]: 1 for m in members})  # none twice, none missing
+            assert {s.id for s in servers} == {m["physical_id"] for m in members}
+            _delete_cluster(client, cluster)
+            assert [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster] == []
+    finally:
+        server.stop()
 
 
 def test_adopt_an_existing_server(herd: httpx.Client, nova: Any, bed: BedInfo) -> None:
