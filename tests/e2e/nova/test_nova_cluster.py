@@ -309,6 +309,64 @@ def test_server_deleted_in_nova_is_noticed_and_replaced(herd: httpx.Client, nova
     assert [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster] == []
 
 
+def test_operations_and_profile_updates_in_place(herd: httpx.Client, nova: Any) -> None:
+    """Senlin's server operations, then new profiles: rename and metadata, resize, rebuild."""
+    props = {"flavor": "m1.tiny", "image": IMAGE, "metadata": {"v": "1", "gone": "x"}}
+    first = _profile(herd, "v1", {"type": "os.nova.server", "version": "1.0", "properties": props})
+    r = herd.post("/v1/nodes", json={"node": {"name": "ops-node", "profile_id": first["id"]}})
+    assert r.status_code == 202, r.text
+    node_id = r.json()["node"]["id"]
+    done = wait_for_action(herd, r.headers["Location"].rsplit("/", 1)[1], timeout=120)
+    assert done["status"] == "SUCCEEDED", done["status_reason"]
+    server_id = herd.get(f"/v1/nodes/{node_id}").json()["node"]["physical_id"]
+
+    def run(body: dict[str, Any]) -> str:
+        r = herd.post(f"/v1/nodes/{node_id}/ops", json=body)
+        assert r.status_code == 202, r.text
+        action = wait_for_action(herd, r.json()["action"], timeout=120)
+        assert action["status"] == "SUCCEEDED", (body, action["status_reason"])
+        return str(nova.compute.get_server(server_id).status)
+
+    assert run({"stop": {}}) == "SHUTOFF"
+    assert run({"start": {}}) == "ACTIVE"
+    assert run({"pause": {}}) == "PAUSED"
+    assert run({"unpause": {}}) == "ACTIVE"
+    assert run({"suspend": {}}) == "SUSPENDED"
+    assert run({"resume": {}}) == "ACTIVE"
+    assert run({"lock": {}}) == "ACTIVE" and nova.compute.get_server(server_id).is_locked
+    assert run({"unlock": {}}) == "ACTIVE" and not nova.compute.get_server(server_id).is_locked
+    assert run({"reboot": {"type": "HARD"}}) == "ACTIVE"
+    r = herd.post(f"/v1/nodes/{node_id}/ops", json={"reboot": {"kind": "HARD"}})
+    assert r.status_code == 400 and "kind" in r.text  # named, nothing stored
+
+    def update(name: str, properties: dict[str, Any]) -> Any:
+        spec = {"type": "os.nova.server", "version": "1.0", "properties": properties}
+        profile = _profile(herd, name, spec)
+        r = herd.patch(f"/v1/nodes/{node_id}", json={"node": {"profile_id": profile["id"]}})
+        assert r.status_code == 202, r.text
+        action = wait_for_action(herd, r.headers["Location"].rsplit("/", 1)[1], timeout=180)
+        assert action["status"] == "SUCCEEDED", action["status_reason"]
+        node = herd.get(f"/v1/nodes/{node_id}").json()["node"]
+        assert node["physical_id"] == server_id  # in place: the same server
+        return nova.compute.get_server(server_id)
+
+    renamed = update("v2", {**props, "name": "renamed", "metadata": {"v": "2"}})
+    assert renamed.name == "renamed" and renamed.metadata["v"] == "2"
+    assert "gone" not in renamed.metadata and renamed.metadata["cluster_node_id"] == node_id
+    resized = update(
+        "v3", {**props, "name": "renamed", "metadata": {"v": "2"}, "flavor": "new_flavor"}
+    )
+    assert resized.flavor.original_name == "new_flavor" and resized.status == "ACTIVE"
+    other = "cirros-0.6.2-x86_64-disk"
+    rebuilt = update(
+        "v4", {"name": "renamed", "metadata": {"v": "2"}, "flavor": "new_flavor", "image": other}
+    )
+    assert rebuilt.image.id == nova.image.find_image(other).id and rebuilt.status == "ACTIVE"
+    r = herd.delete(f"/v1/nodes/{node_id}")
+    assert r.status_code == 202
+    wait_for(lambda: herd.get(f"/v1/nodes/{node_id}").status_code == 404, timeout=120)
+
+
 def test_no_valid_host_is_node_error_with_nova_fault_and_nothing_leaks(
     herd: httpx.Client, nova: Any
 ) -> None:
