@@ -23,9 +23,9 @@ nova-bed:
 serve: $(STAMP)
 	$(BIN)/herd serve
 
-## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end), plus lint,
-## the import contracts (layering, pure decision code) and types (src and tests).
-test: $(STAMP)
+## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end, against a real
+## Nova), plus lint, the import contracts (layering, pure decision code) and types.
+test: $(STAMP) nova-bed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
@@ -44,13 +44,15 @@ typecheck: $(STAMP)
 screenshots: $(STAMP)
 	HERD_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/dashboard
 
-## bench/api.py needs wrk (Debian package wrk) and starts PostgreSQL as the tests do.
-bench: $(STAMP)
+## bench/api.py needs wrk (Debian package wrk) and starts PostgreSQL as the tests do;
+## bench/nova_bed.py starts the Nova bed (rabbitmq-server).
+bench: $(STAMP) nova-bed
 	$(BIN)/python bench/api.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/victims.py
 	$(BIN)/python bench/health.py
 	$(BIN)/python bench/iallocator.py
+	$(BIN)/python bench/nova_bed.py
 
 ## Refresh the dashboard's vendored chart library (uPlot) from the npm registry.
 ui-vendor:

