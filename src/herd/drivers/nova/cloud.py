@@ -184,10 +184,9 @@ class NovaCloud:
                     status = status_of(exc)
                     if status == 404:
                         raise
-                    if status not in RETRYABLE_STATUS or attempt == retries:
-                        raise DriverError(
-                            f"{what}: {nova_message(exc)}", retryable=status in RETRYABLE_STATUS
-                        ) from None
+                    later = status in RETRYABLE_STATUS or is_connection_error(exc)
+                    if not later or attempt == retries:
+                        raise DriverError(f"{what}: {nova_message(exc)}", retryable=later) from None
             self._sleep(delay)
             delay = min(delay * 2, 10.0)
         raise AssertionError("unreachable")  # the loop returns or raises
@@ -203,6 +202,18 @@ class NovaCloud:
         for connection in connections:
             with contextlib.suppress(Exception):  # best effort; the cloud keeps its servers
                 connection.close()
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """A request that got no answer (refused, reset, timed out): worth sending again when
+    sending it twice is harmless (never a create: see :meth:`NovaCloud.call_once`)."""
+    if status_of(exc) is not None:
+        return False
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(
+        names
+        & {"ConnectFailure", "ConnectTimeout", "ConnectionError", "RetriableConnectionFailure"}
+    ) or isinstance(exc, ConnectionError)
 
 
 def is_not_found(exc: BaseException) -> bool:

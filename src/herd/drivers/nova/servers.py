@@ -102,6 +102,17 @@ def fault_text(server: Any) -> str:
     return str(message or f"server {server.id} is in ERROR without a fault message")
 
 
+def _fault_of_error(cloud: NovaCloud, conn: Any, server: Any, tries: int = 10) -> str:
+    """The fault of a server just put in ERROR. Nova's conductor saves the ERROR state a
+    moment before the fault record, so a server read in between has none yet."""
+    for _ in range(tries):
+        if getattr(server, "fault", None):
+            break
+        cloud.pause(0.2)
+        server = get_server(cloud, conn, server.id) or server
+    return fault_text(server)
+
+
 def get_server(cloud: NovaCloud, conn: Any, server_id: str) -> Any | None:
     """The server, or None when Nova says it does not exist."""
     try:
@@ -137,7 +148,7 @@ def wait_for(
         if server.status in statuses and not server.task_state:
             return server
         if server.status == "ERROR" and "ERROR" not in statuses:
-            raise ServerFailed(fault_text(server))
+            raise ServerFailed(_fault_of_error(cloud, conn, server))
         if clock() > deadline:
             raise DriverError(
                 f"server {server_id} did not get to {'/'.join(sorted(statuses))} within "

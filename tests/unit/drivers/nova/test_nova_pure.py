@@ -164,3 +164,22 @@ def test_no_cloud_configured_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not cloud.configured
     with pytest.raises(DriverError, match="no OpenStack cloud is configured"):
         cloud.connection()
+
+
+def test_a_reset_connection_is_retried_for_reads_never_for_a_create() -> None:
+    from keystoneauth1.exceptions.connection import ConnectFailure
+
+    slept: list[float] = []
+    cloud = NovaCloud(NovaOptions(retries=2, retry_delay=0.5), sleep=slept.append)
+    answers: list[Any] = [ConnectFailure("Connection reset by peer"), "server"]
+
+    def read() -> Any:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    assert cloud.call("reading the server", read) == "server"
+    assert slept == [0.5]
+    with pytest.raises(DriverError, match="reset"):
+        cloud.call_once("creating", lambda: (_ for _ in ()).throw(ConnectFailure("reset")))
