@@ -183,3 +183,31 @@ def test_a_reset_connection_is_retried_for_reads_never_for_a_create() -> None:
     assert slept == [0.5]
     with pytest.raises(DriverError, match="reset"):
         cloud.call_once("creating", lambda: (_ for _ in ()).throw(ConnectFailure("reset")))
+
+
+def test_region_placement_wins_over_the_profile_context() -> None:
+    from herd.drivers.nova.driver import region_of
+
+    props = validate_server_properties(
+        {"flavor": "m1", "image": "i", "context": {"region_name": "RegionTwo"}}
+    )
+    assert region_of({}, props) == "RegionTwo"
+    assert region_of({"region_name": "RegionThree"}, props) == "RegionThree"
+    assert region_of({}, validate_server_properties({"flavor": "m1", "image": "i"})) is None
+
+
+def test_connections_are_made_per_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Region placement sends a node to its region's endpoints (openstacksdk region_name)."""
+    made: list[dict[str, Any]] = []
+
+    def connect(**kwargs: Any) -> Any:
+        made.append(kwargs)
+        return SimpleNamespace(close=lambda: None)
+
+    monkeypatch.setenv("OS_CLOUD", "mycloud")
+    cloud = NovaCloud(NovaOptions(), connect=connect)
+    one = cloud.connection("RegionTwo")
+    assert cloud.connection("RegionTwo") is one  # kept
+    cloud.connection(None)
+    assert made == [{"cloud": "mycloud", "region_name": "RegionTwo"}, {"cloud": "mycloud"}]
+    cloud.close()
