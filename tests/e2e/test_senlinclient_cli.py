@@ -34,7 +34,11 @@ RUNNER = Path(__file__).with_name("osc_runner.py")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {}}
 SLOW_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {"create_latency": 8}}
-HEAT_SPEC = {"type": "os.heat.stack", "version": "1.0", "properties": {"template": {}}}
+DOCKER_SPEC = {
+    "type": "container.dockerinc.docker",
+    "version": "1.0",
+    "properties": {"image": "nginx"},
+}
 DELETION_SPEC = {
     "type": "senlin.policy.deletion",
     "version": "1.1",
@@ -213,8 +217,8 @@ def _walk(
     assert profile["type"] == "herd.sim-1.0"
     slow = osc.json("cluster profile create", "--spec-file", osc.spec("slow", SLOW_SPEC), "slow")
     assert slow["name"] == "slow"
-    message = osc.fails("cluster profile create", "--spec-file", osc.spec("heat", HEAT_SPEC), "n")
-    assert "(os.heat.stack-1.0) is not supported" in message
+    message = osc.fails("cluster profile create", "--spec-file", osc.spec("dock", DOCKER_SPEC), "n")
+    assert "(container.dockerinc.docker-1.0) is not supported" in message
     assert "Supported types: herd.process-1.0, herd.sim-1.0, os.nova.server-1.0" in message
     assert osc.json("cluster profile show", "sim")["id"] == profile["id"]
     assert {p["name"] for p in osc.json("cluster profile list")} == {"sim", "slow"}

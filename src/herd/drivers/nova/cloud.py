@@ -57,15 +57,27 @@ class NovaOptions:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> NovaOptions:
-        """The options the operator set (``HERD_NOVA_*``)."""
+        """The options the operator set (``HERD_NOVA_*``).
+
+        The default owner is the database herd keeps its nodes in: every engine sharing
+        a PostgreSQL database is one herd (it may resume another's creates and clean up
+        its orphans), while a SQLite file is one host's (its path may repeat elsewhere).
+        Only a hash of it reaches the cloud, so a password in the URL goes nowhere.
+        """
         url = settings.nova_notifications_url
+        database = settings.database_url()
+        owner = settings.nova_owner or (
+            f"herd@{socket.gethostname()}:{database}"
+            if database.startswith("sqlite")
+            else f"herd@{database}"
+        )
         return cls.for_data_dir(
             settings.data_dir,
             cloud=settings.nova_cloud,
             max_calls=settings.nova_max_concurrent_calls,
             timeout=settings.nova_timeout,
             retries=settings.nova_retries,
-            owner=settings.nova_owner,
+            owner=owner,
             notifications_url=url.get_secret_value() if url is not None else None,
         )
 

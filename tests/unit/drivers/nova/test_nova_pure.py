@@ -211,3 +211,16 @@ def test_connections_are_made_per_region(monkeypatch: pytest.MonkeyPatch) -> Non
     cloud.connection(None)
     assert made == [{"cloud": "mycloud", "region_name": "RegionTwo"}, {"cloud": "mycloud"}]
     cloud.close()
+
+
+def test_the_default_owner_is_the_database(tmp_path: Path) -> None:
+    from herd.config import Settings
+
+    shared = "postgresql://herd:pw@db.example/herd"
+    one = NovaOptions.from_settings(Settings(data_dir=tmp_path / "a", db_url=shared))
+    two = NovaOptions.from_settings(Settings(data_dir=tmp_path / "b", db_url=shared))
+    assert one.owner_tag == two.owner_tag  # engines sharing a database are one herd
+    alone = NovaOptions.from_settings(Settings(data_dir=tmp_path / "a"))
+    assert alone.owner_tag != one.owner_tag and "pw" not in alone.owner_tag
+    given = NovaOptions.from_settings(Settings(data_dir=tmp_path, nova_owner="team-a"))
+    assert given.owner == "team-a"
