@@ -8,6 +8,10 @@ the bed is shared with other tests, so each test counts only its own servers (by
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -165,6 +169,30 @@ def test_senlin_doc_spec_makes_a_server(herd: httpx.Client, nova: Any) -> None:
     assert r.status_code == 202
     wait_for(lambda: herd.get(f"/v1/nodes/{node['id']}").status_code == 404, timeout=120)
     assert all(s.id != server.id for s in _servers(nova))
+
+
+def test_openstack_cluster_cli_takes_the_senlin_spec(herd: httpx.Client, tmp_path: Path) -> None:
+    """The issue's first try, as a Senlin user would: ``openstack cluster profile create``."""
+    spec_file = tmp_path / "server.yaml"
+    spec_file.write_text(SENLIN_DOC_SPEC)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    auth = ["--os-auth-type", "none", "--os-endpoint", f"{herd.base_url}/v1"]
+    openstack_cli = str(Path(sys.executable).parent / "openstack")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [openstack_cli, *auth, *args], capture_output=True, text=True, env=env, timeout=120
+        )
+
+    made = cli(
+        "cluster", "profile", "create", "--spec-file", str(spec_file), "cli-server", "-f", "json"
+    )
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["type"] == "os.nova.server-1.0"
+    spec_file.write_text(SENLIN_DOC_SPEC.replace("flavor: 1", "flavor: m9.huge"))
+    refused = cli("cluster", "profile", "create", "--spec-file", str(spec_file), "bad")
+    assert refused.returncode != 0
+    assert "The specified flavor 'm9.huge' could not be found." in refused.stdout + refused.stderr
 
 
 def test_zone_cluster_scale_in_replace_and_delete(herd: httpx.Client, nova: Any) -> None:
