@@ -28,6 +28,8 @@ CLOUD_NAME = "herd-nova-bed"
 NOTIFICATION_EXCHANGE = "nova"
 NOTIFICATION_TOPIC = "versioned_notifications"
 DATABASES = ("nova_api", "nova_cell0", "nova_cell1", "placement")
+# every bed process: scripts/nova-bed (herd_bed_auth for the paste pipelines) on the path
+BED_ENV = {"PYTHONPATH": str(configs.SCRIPTS), "PYTHONWARNINGS": "ignore"}
 
 
 @dataclass
@@ -54,11 +56,11 @@ class BedInfo:
         return asdict(self)
 
 
-def _gunicorn(name: str, app: str, port: int, log: Path, env: dict[str, str]) -> Service:
+def _gunicorn(name: str, app: str, port: int, logs: Path, env: dict[str, str]) -> Service:
     """A WSGI app under gunicorn (one worker, 8 threads) through scripts/nova-bed's runner."""
     runner = configs.SCRIPTS / "herd_bed_wsgi.py"
     argv = [str(configs.venv_bin() / "python"), str(runner), name, app, str(port)]
-    return Service(name, argv, log, env)
+    return Service(name, argv, logs / f"{name}.log", env)
 
 
 class NovaBed:
@@ -118,154 +120,48 @@ class NovaBed:
         self.services.extend(self.rabbit.services)
         dbs = self._databases()
         self._mark("postgresql")
-        ports = {name: free_port() for name in ("glance", "placement", "nova_api", "neutron")}
-        urls = Urls(
+        self.ports = {name: free_port() for name in ("glance", "placement", "nova_api", "neutron")}
+        self.urls = urls = Urls(
             transport=self.rabbit.transport_url,
-            placement=f"http://127.0.0.1:{ports['placement']}",
-            glance=f"http://127.0.0.1:{ports['glance']}",
-            neutron=f"http://127.0.0.1:{ports['neutron']}",
+            placement=self._url("placement"),
+            glance=self._url("glance"),
+            neutron=self._url("neutron"),
             api_db=dbs["nova_api"],
             cell0_db=dbs["nova_cell0"],
             cell1_db=dbs["nova_cell1"],
             placement_db=dbs["placement"],
         )
-        nova_dir = configs.write_nova(self.base, urls)
-        placement_dir = configs.write_placement(self.base, urls)
-        glance_dir = configs.write_glance(self.base, ports["glance"])
-        nova_conf = str(nova_dir / "nova.conf")
-        bed_env = {"PYTHONPATH": str(configs.SCRIPTS), "PYTHONWARNINGS": "ignore"}
+        self.nova_dir = configs.write_nova(self.base, urls)
+        self.placement_dir = configs.write_placement(self.base, urls)
+        self.glance_dir = configs.write_glance(self.base, self.ports["glance"])
+        neutron_stub = str(Path(__file__).with_name("neutron_stub.py"))
+        argv = [sys.executable, neutron_stub, str(self.ports["neutron"])]
+        self._service(Service("neutron-stub", argv, self.logs / "neutron-stub.log"))
 
-        neutron = self._service(
-            Service(
-                "neutron-stub",
-                [
-                    sys.executable,
-                    str(Path(__file__).with_name("neutron_stub.py")),
-                    str(ports["neutron"]),
-                ],
-                self.logs / "neutron-stub.log",
-            )
+        _in_parallel(
+            [
+                self._glance,
+                self._placement,
+                self._nova_api_db,
+                self._cell_db("cell1"),
+                self._cell_db("cell0"),
+            ]
         )
-
-        # Database schemas in parallel: Glance's, Placement's, then Nova's (in order).
-        def glance_sync() -> None:
-            env = {**bed_env, "OS_GLANCE_CONFIG_DIR": str(glance_dir)}
-            run_checked(
-                [self._bin("glance-manage"), "--config-dir", str(glance_dir), "db_sync"],
-                self.logs / "glance-manage.log",
-                env,
-                "glance-manage db_sync",
-            )
-            self._service(
-                _gunicorn(
-                    "glance-api",
-                    "glance.wsgi.api:application",
-                    ports["glance"],
-                    self.logs / "glance-api.log",
-                    env,
-                )
-            )
-
-        def placement_sync() -> None:
-            env = {**bed_env, "OS_PLACEMENT_CONFIG_DIR": str(placement_dir)}
-            run_checked(
-                [self._bin("placement-manage"), "--config-dir", str(placement_dir), "db", "sync"],
-                self.logs / "placement-manage.log",
-                env,
-                "placement-manage db sync",
-            )
-            self._service(
-                _gunicorn(
-                    "placement-api",
-                    "placement.wsgi.api:application",
-                    ports["placement"],
-                    self.logs / "placement-api.log",
-                    env,
-                )
-            )
-
-        def nova_sync() -> None:
-            manage = [self._bin("nova-manage"), "--config-file", nova_conf]
-            log = self.logs / "nova-manage.log"
-            run_checked([*manage, "api_db", "sync"], log, bed_env, "nova-manage api_db sync")
-            run_checked(
-                [*manage, "cell_v2", "map_cell0", "--database_connection", urls.cell0_db],
-                log,
-                bed_env,
-                "nova-manage cell_v2 map_cell0",
-            )
-            run_checked(
-                [*manage, "cell_v2", "create_cell", "--name", "cell1", "--verbose"],
-                log,
-                bed_env,
-                "nova-manage cell_v2 create_cell",
-            )
-            run_checked([*manage, "db", "sync"], log, bed_env, "nova-manage db sync")
-
-        _in_parallel([glance_sync, placement_sync, nova_sync])
         self._mark("schemas")
-
         self.rabbit.wait()
         self._mark("rabbitmq")
-        nova_env = {**bed_env}
-        for name in ("nova-conductor", "nova-scheduler"):
-            self._service(
-                Service(
-                    name,
-                    [self._bin(name), "--config-file", nova_conf],
-                    self.logs / f"{name}.log",
-                    nova_env,
-                )
-            )
-        for host in COMPUTE_HOSTS:
-            argv = [
-                self._bin("nova-compute"),
-                "--config-file",
-                nova_conf,
-                "--config-file",
-                str(nova_dir / f"{host}.conf"),
-            ]
-            self._service(
-                Service(f"nova-compute-{host}", argv, self.logs / f"{host}.log", nova_env)
-            )
-        api_env = {
-            **bed_env,
-            "OS_NOVA_CONFIG_DIR": str(nova_dir),
-            "OS_NOVA_CONFIG_FILES": "api-paste.ini;nova.conf",
-        }
-        api = self._service(
-            _gunicorn(
-                "nova-api",
-                "nova.wsgi.osapi_compute:application",
-                ports["nova_api"],
-                self.logs / "nova-api.log",
-                api_env,
-            )
-        )
-        compute_url = f"http://127.0.0.1:{ports['nova_api']}/v2.1"
-        neutron.wait_http(urls.neutron)
+        self._nova()
         for service in self.services:
-            if service.name in ("glance-api", "placement-api"):
-                port = ports["glance"] if service.name == "glance-api" else ports["placement"]
-                service.wait_http(f"http://127.0.0.1:{port}/")
-        api.wait_http(compute_url + "/")
+            if service.name in ("neutron-stub", "glance-api", "placement-api"):
+                service.wait_http(self._url(service.name.split("-")[0]) + "/")
+            elif service.name == "nova-api":
+                service.wait_http(self._url("nova_api") + "/v2.1/")
         self._mark("apis")
 
+        compute_url = self._url("nova_api") + "/v2.1"
         seeder = seed.Seeder(compute_url, urls.glance, urls.placement, self.services)
         seeder.wait_for_computes(list(COMPUTE_HOSTS))
-        run_checked(
-            [
-                self._bin("nova-manage"),
-                "--config-file",
-                nova_conf,
-                "cell_v2",
-                "discover_hosts",
-                "--verbose",
-            ],
-            self.logs / "nova-manage.log",
-            bed_env,
-            "nova-manage cell_v2 discover_hosts",
-        )
+        self._manage("cell_v2", "discover_hosts", "--verbose", log="nova-manage.log")
         self._mark("computes")
         zones = seeder.zones(COMPUTE_HOSTS)
         flavors = seeder.flavors()
@@ -298,12 +194,90 @@ class NovaBed:
             timings=dict(self.timings),
         )
 
+    def _url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.ports[name]}"
+
+    # The steps below run in parallel threads: each makes one database's schema, then
+    # starts what only needs that database.
+
+    def _glance(self) -> None:
+        env = {**BED_ENV, "OS_GLANCE_CONFIG_DIR": str(self.glance_dir)}
+        argv = [self._bin("glance-manage"), "--config-dir", str(self.glance_dir), "db_sync"]
+        run_checked(argv, self.logs / "glance-manage.log", env, "glance-manage db_sync")
+        app = "glance.wsgi.api:application"
+        self._service(_gunicorn("glance-api", app, self.ports["glance"], self.logs, env))
+
+    def _placement(self) -> None:
+        env = {**BED_ENV, "OS_PLACEMENT_CONFIG_DIR": str(self.placement_dir)}
+        argv = [self._bin("placement-manage"), "--config-dir", str(self.placement_dir)]
+        run_checked(
+            [*argv, "db", "sync"],
+            self.logs / "placement-manage.log",
+            env,
+            "placement-manage db sync",
+        )
+        app = "placement.wsgi.api:application"
+        self._service(_gunicorn("placement-api", app, self.ports["placement"], self.logs, env))
+
+    def _nova_confs(self) -> list[str]:
+        """nova.conf and db.conf: every Nova service but nova-compute reads both."""
+        confs = (self.nova_dir / "nova.conf", self.nova_dir / "db.conf")
+        return [arg for conf in confs for arg in ("--config-file", str(conf))]
+
+    def _manage(self, *args: str, log: str, conf: Path | None = None) -> None:
+        argv = [self._bin("nova-manage"), *self._nova_confs()]
+        if conf is not None:
+            argv += ["--config-file", str(conf)]
+        run_checked([*argv, *args], self.logs / log, BED_ENV, f"nova-manage {' '.join(args)}")
+
+    def _nova_api_db(self) -> None:
+        log = "nova-manage-api.log"
+        self._manage("api_db", "sync", log=log)
+        self._manage("cell_v2", "map_cell0", "--database_connection", self.urls.cell0_db, log=log)
+        self._manage("cell_v2", "create_cell", "--name", "cell1", "--verbose", log=log)
+
+    def _cell_db(self, cell: str) -> Callable[[], None]:
+        """A cell's schema beside the API database's: ``db sync`` would wait for map_cell0
+        and then do cell0 and cell1 in turn; ``--local_cell`` does the configured one."""
+        conf = self.nova_dir / "cell0.conf" if cell == "cell0" else None
+        return lambda: self._manage(
+            "db", "sync", "--local_cell", log=f"nova-manage-{cell}.log", conf=conf
+        )
+
+    def _nova(self) -> None:
+        """Conductor, scheduler, one nova-compute per host, and nova-api."""
+        nova_conf = str(self.nova_dir / "nova.conf")
+        for name in ("nova-conductor", "nova-scheduler"):
+            argv = [self._bin(name), *self._nova_confs()]
+            self._service(Service(name, argv, self.logs / f"{name}.log", BED_ENV))
+        for host in COMPUTE_HOSTS:
+            host_conf = str(self.nova_dir / f"{host}.conf")
+            argv = [
+                self._bin("nova-compute"),
+                "--config-file",
+                nova_conf,
+                "--config-file",
+                host_conf,
+            ]
+            self._service(Service(f"nova-compute-{host}", argv, self.logs / f"{host}.log", BED_ENV))
+        env = {
+            **BED_ENV,
+            "OS_NOVA_CONFIG_DIR": str(self.nova_dir),
+            "OS_NOVA_CONFIG_FILES": "api-paste.ini;nova.conf;db.conf",
+        }
+        app = "nova.wsgi.osapi_compute:application"
+        self._service(_gunicorn("nova-api", app, self.ports["nova_api"], self.logs, env))
+
     def stop(self) -> None:
+        # PostgreSQL stops (immediate mode) while the services do: nothing needs it any more
+        pg = threading.Thread(target=self.stop_pg) if self.stop_pg is not None else None
+        if pg is not None:
+            pg.start()
         stop_groups([s.pid for s in self.services if s.proc is not None], grace=3.0)
         self.services.clear()
-        if self.stop_pg is not None:
-            self.stop_pg()
-            self.stop_pg = None
+        if pg is not None:
+            pg.join()
+        self.stop_pg = None
 
     def pids(self) -> list[int]:
         """Every process of the bed: the services' process groups and the PostgreSQL server."""

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from tests.nova_bed.rabbit import find_epmd, find_rabbitmq
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts" / "nova-bed"
 DIR_ENV = "NOVA_BED_DIR"
@@ -33,6 +35,8 @@ def not_installed_reason() -> str | None:
     for tool in ("nova-manage", "placement-manage", "glance-manage", "gunicorn"):
         if not (venv_bin() / tool).exists():
             return f"the Nova bed in {bed_dir()} lacks {tool}: run `make nova-bed` again"
+    if find_rabbitmq() is None or find_epmd() is None:
+        return "the Nova bed needs RabbitMQ: Debian package rabbitmq-server (.ci/run installs it)"
     return None
 
 
@@ -55,7 +59,7 @@ def render(template: str, target: Path, **values: object) -> Path:
 
 
 def write_nova(base: Path, urls: Urls) -> Path:
-    """``base/nova``: nova.conf, api-paste.ini, and one file per compute host."""
+    """``base/nova``: nova.conf, db.conf, api-paste.ini, and one file per compute host."""
     conf_dir = base / "nova"
     state = conf_dir / "state"
     (state / "lock").mkdir(parents=True, exist_ok=True)
@@ -66,12 +70,13 @@ def write_nova(base: Path, urls: Urls) -> Path:
         transport_url=urls.transport,
         state_path=state,
         paste_ini=conf_dir / "api-paste.ini",
-        api_db=urls.api_db,
-        cell1_db=urls.cell1_db,
         placement_url=urls.placement,
         glance_url=urls.glance,
         neutron_url=urls.neutron,
     )
+    render("db.conf.in", conf_dir / "db.conf", api_db=urls.api_db, cell1_db=urls.cell1_db)
+    # cell0's schema is made beside cell1's: nova-manage db sync --local_cell with this on top
+    (conf_dir / "cell0.conf").write_text(f"[database]\nconnection = {urls.cell0_db}\n")
     for host in COMPUTE_HOSTS:
         host_state = conf_dir / f"state-{host}"
         host_state.mkdir(exist_ok=True)
