@@ -53,6 +53,7 @@ bench: $(STAMP) nova-bed
 	$(BIN)/python bench/health.py
 	$(BIN)/python bench/iallocator.py
 	$(BIN)/python bench/nova_bed.py
+	$(BIN)/python bench/nova.py
 
 ## Refresh the dashboard's vendored chart library (uPlot) from the npm registry.
 ui-vendor:

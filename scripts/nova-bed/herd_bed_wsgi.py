@@ -28,6 +28,9 @@ class App(BaseApplication):  # type: ignore[misc]
             "threads": 8,
             "timeout": 300,
             "graceful_timeout": 5,
+            # longer than the clients' pooled connections live: with gunicorn's 2 s default a
+            # request could go out on a connection the server was closing (connection reset)
+            "keepalive": 75,
             # gunicorn's control socket defaults to one path in $HOME: shared by every instance
             "control_socket_disable": True,
         }

@@ -70,6 +70,22 @@ class Settings(BaseSettings):
     #: on this data directory, instead of in each process's memory
     sim_shared_state: bool = False
 
+    #: ``os.nova.server``: the clouds.yaml entry herd talks to (unset: ``OS_CLOUD`` or the
+    #: other ``OS_*`` variables, as the ``openstack`` CLI reads them)
+    nova_cloud: str | None = None
+    #: requests to the cloud in flight at once (per engine or API process)
+    nova_max_concurrent_calls: int = Field(default=10, ge=1)
+    #: seconds a server may take to become ACTIVE, or to be gone after a delete
+    nova_timeout: float = Field(default=600.0, gt=0)
+    #: retries of a request Nova answered 409, 429 or 503 (with exponential back-off)
+    nova_retries: int = Field(default=5, ge=0)
+    #: what marks this herd's servers (a Nova tag derived from it); by default
+    #: ``herd@<host>:<data_dir>``, so two herds on one cloud never take each other's
+    nova_owner: str | None = None
+    #: the message bus of Nova's versioned notifications (``amqp://user:pass@host:5672/``),
+    #: for LIFECYCLE_EVENTS health detection; unset: none (polling still works)
+    nova_notifications_url: SecretStr | None = None
+
     #: run the health manager in every engine (it checks clusters that have a health policy)
     health_manager: bool = True
     #: seconds between two passes of the health manager's scheduler (events wake it at once)

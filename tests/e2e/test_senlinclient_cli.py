@@ -40,7 +40,11 @@ BATCH_SPEC = {
     "version": "1.0",
     "properties": {"min_in_service": 1, "max_batch_size": 1, "pause_time": 0},
 }
-NOVA_SPEC = {"type": "os.nova.server", "version": "1.0", "properties": {"flavor": "m1.small"}}
+DOCKER_SPEC = {
+    "type": "container.dockerinc.docker",
+    "version": "1.0",
+    "properties": {"image": "nginx"},
+}
 DELETION_SPEC = {
     "type": "senlin.policy.deletion",
     "version": "1.1",
@@ -199,7 +203,11 @@ def _walk(
     assert {s["binary"] for s in services} == {"herd-engine", "herd-api"}
     assert {s["state"] for s in services} == {"up"}
     types = osc.json("cluster profile type list")
-    assert [t["name"] for t in types] == ["herd.process-1.0", "herd.sim-1.0"]
+    assert [t["name"] for t in types][:3] == [
+        "herd.process-1.0",
+        "herd.sim-1.0",
+        "os.nova.server-1.0",
+    ]
     shown = osc.json("cluster profile type show", "herd.sim-1.0")
     assert shown["name"] == "herd.sim-1.0" and "create_latency" in shown["schema"]
     ops = osc.json("cluster profile type ops", "herd.process-1.0")["operations"]
@@ -221,9 +229,9 @@ def _walk(
     assert profile["type"] == "herd.sim-1.0"
     slow = osc.json("cluster profile create", "--spec-file", osc.spec("slow", SLOW_SPEC), "slow")
     assert slow["name"] == "slow"
-    message = osc.fails("cluster profile create", "--spec-file", osc.spec("nova", NOVA_SPEC), "n")
-    assert "(os.nova.server-1.0) is not supported" in message
-    assert "Supported types: herd.process-1.0, herd.sim-1.0." in message
+    message = osc.fails("cluster profile create", "--spec-file", osc.spec("dock", DOCKER_SPEC), "n")
+    assert "(container.dockerinc.docker-1.0) is not supported" in message
+    assert "Supported types: herd.process-1.0, herd.sim-1.0, os.nova.server-1.0" in message
     assert osc.json("cluster profile show", "sim")["id"] == profile["id"]
     assert {p["name"] for p in osc.json("cluster profile list")} == {"sim", "slow"}
     updated = osc.json("cluster profile update", "--name", "sim2", "--metadata", "team=a", "sim")

@@ -58,10 +58,13 @@ log = logging.getLogger("herd.api")
 
 
 def _default_drivers(settings: Settings) -> DriverRegistryLike:
+    from herd.drivers.nova.cloud import NovaOptions
     from herd.drivers.registry import default_driver_registry
 
     registry: DriverRegistryLike = default_driver_registry(
-        settings.data_dir, sim_state_file=settings.sim_state_file()
+        settings.data_dir,
+        sim_state_file=settings.sim_state_file(),
+        nova=NovaOptions.from_settings(settings),
     )
     return registry
 

@@ -84,6 +84,8 @@ class Driver(ABC):
     supports_reboot: ClassVar[bool] = False
     #: ``rebuild`` rebuilds the resource in place (REBUILD recovery)
     supports_rebuild: ClassVar[bool] = False
+    #: ``update`` moves a resource to a new profile of the same type in place
+    supports_update: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._listeners: list[ResourceListener] = []
@@ -93,6 +95,15 @@ class Driver(ABC):
     @abstractmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
         """Return the profile properties with defaults, or raise InvalidSpec naming the key."""
+
+    def check_against_backend(self, properties: Mapping[str, Any]) -> None:  # noqa: B027
+        """At profile create and validate only: refuse what the backend lacks.
+
+        ``validate_properties`` is pure (the engine calls it on every load); a
+        driver whose properties name things in a cloud (a flavor, an image) checks
+        them here and raises InvalidSpec naming the property. The default checks
+        nothing.
+        """
 
     def calls_are_quick(self, properties: Mapping[str, Any]) -> bool:
         """Whether ``create`` and ``delete`` with these properties return at once.
@@ -154,6 +165,16 @@ class Driver(ABC):
             DriverError: the driver cannot reboot, or the reboot failed.
         """
         raise DriverError(f"profile type {self.profile_type} cannot REBOOT a node")
+
+    def update(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
+        """Bring the resource from ``ref.properties`` (its old profile) to ``request.properties``
+        (the new one, same type) in place; drivers with ``supports_update`` override. Without
+        it a profile change recreates the resource.
+
+        Raises:
+            DriverError: the driver cannot update, or the update failed.
+        """
+        raise DriverError(f"profile type {self.profile_type} cannot update a node in place")
 
     def rebuild(self, ref: ResourceRef, request: NodeRequest) -> CreatedResource:
         """Rebuild the resource in place (REBUILD recovery); drivers that can override.

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from herd.drivers.base import Driver
+from herd.drivers.nova.cloud import NovaOptions
+from herd.drivers.nova.driver import NovaServerDriver
 from herd.drivers.operations import describe_operations
 from herd.drivers.process import ProcessDriver
 from herd.drivers.sim import SimDriver
@@ -18,6 +20,7 @@ from herd.errors import InvalidSpec, NotFound
 
 #: prefixes of Senlin's built-in profile types
 SENLIN_TYPE_PREFIXES = ("os.", "container.")
+#: Senlin's OpenStack types herd does not provide (``os.nova.server`` it does)
 
 
 def _normalize_version(version: str | float | int) -> str:
@@ -71,7 +74,8 @@ class DriverRegistry:
                 raise InvalidSpec(
                     f"The specified profile type ({name}) is not supported. It is one of "
                     "Senlin's OpenStack profile types, which herd does not provide: herd runs "
-                    f"nodes as local processes or simulated servers. Supported types: "
+                    "nodes as local processes, simulated servers or Nova servers. Supported "
+                    "types: "
                     f"{supported}.",
                     field="type",
                 )
@@ -94,6 +98,19 @@ class DriverRegistry:
     ) -> dict[str, Any]:
         """Validate a profile's properties against its type; return them with defaults."""
         return self.get(profile_type, version).validate_properties(properties)
+
+    def validate_for_create(
+        self,
+        profile_type: str,
+        version: str | float | int | None,
+        properties: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """:meth:`validate`, then the driver's check against its backend (a profile's
+        create and validate: e.g. does the flavor exist on the cloud)."""
+        driver = self.get(profile_type, version)
+        validated = driver.validate_properties(properties)
+        driver.check_against_backend(validated)
+        return validated
 
     def names(self) -> list[str]:
         """Every registered full type name, sorted."""
@@ -137,14 +154,18 @@ def _schema_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def default_driver_registry(
-    data_dir: Path, *, sim_state_file: Path | None = None
+    data_dir: Path, *, sim_state_file: Path | None = None, nova: NovaOptions | None = None
 ) -> DriverRegistry:
-    """A registry holding herd's built-in drivers: ``herd.process-1.0`` and ``herd.sim-1.0``.
+    """A registry holding herd's built-in drivers: ``herd.process-1.0``, ``herd.sim-1.0``
+    and ``os.nova.server`` (1.0 to 1.2).
 
     ``sim_state_file`` shares the sim driver's servers with other processes (see
     :mod:`herd.drivers.sim_state`); without it they live in this process's memory.
+    ``nova`` names the cloud of ``os.nova.server`` (default: the ``OS_*`` variables;
+    nothing is contacted until a Nova profile is used).
     """
     registry = DriverRegistry()
     registry.register(ProcessDriver(data_dir))
     registry.register(SimDriver(state_file=sim_state_file))
+    registry.register(NovaServerDriver(nova or NovaOptions.for_data_dir(data_dir)))
     return registry

@@ -197,13 +197,18 @@ def build_engine(
             rather than leave copies behind.
         metrics: where the engine records what it does (a new set by default).
     """
+    from herd.drivers.nova.cloud import NovaOptions
     from herd.drivers.registry import default_driver_registry
     from herd.policies.registry import default_policy_registry
 
     return EngineService(
         settings,
         database,
-        default_driver_registry(settings.data_dir, sim_state_file=settings.sim_state_file()),
+        default_driver_registry(
+            settings.data_dir,
+            sim_state_file=settings.sim_state_file(),
+            nova=NovaOptions.from_settings(settings),
+        ),
         default_policy_registry(),
         regions_delete=regions_delete,
         metrics=metrics,

@@ -51,7 +51,7 @@ class AffinityPolicy(Policy):
             ActionName.NODE_CREATE,
         )
     )
-    profile_types = ("os.nova.server-1.0",)
+    profile_types = ("os.nova.server-1.0", "os.nova.server-1.1", "os.nova.server-1.2")
     profile_type_reason = (
         "senlin.policy.affinity places members in Nova server groups, and only "
         "os.nova.server profiles have them"

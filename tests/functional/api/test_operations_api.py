@@ -49,10 +49,16 @@ def test_profile_type_ops_lists_the_operations(client: TestClient) -> None:
         assert ops["signal"]["parameters"]["signal"]["type"] == "String"
         assert ops["signal"]["parameters"]["signal"]["required"] is True
         assert all(op["description"] for op in ops.values())
+    nova = client.get("/v1/profile-types/os.nova.server-1.0/ops").json()["operations"]
+    assert set(nova) == {
+        "reboot", "rebuild", "change_password", "pause", "unpause", "suspend", "resume",
+        "lock", "unlock", "start", "stop", "rescue", "unrescue", "evacuate", "migrate",
+    }  # fmt: skip
+    assert nova["change_password"]["parameters"]["admin_pass"]["required"] is True
     assert_error(
-        client.get("/v1/profile-types/os.nova.server-1.0/ops"),
+        client.get("/v1/profile-types/os.heat.stack-1.0/ops"),
         404,
-        "The profile_type 'os.nova.server-1.0' could not be found.",
+        "The profile_type 'os.heat.stack-1.0' could not be found.",
     )
 
 

@@ -8,15 +8,18 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.functional.api.helpers import assert_error, mv
 
-SUPPORTED = "Supported types: herd.process-1.0, herd.sim-1.0."
+SUPPORTED = (
+    "Supported types: herd.process-1.0, herd.sim-1.0, os.nova.server-1.0, os.nova.server-1.1, "
+    "os.nova.server-1.2."
+)
 
 
 @pytest.mark.parametrize(
     ("spec", "full"),
     [
         (
-            {"type": "os.nova.server", "version": "1.0", "properties": {"flavor": "m1"}},
-            "os.nova.server-1.0",
+            {"type": "os.nova.server", "version": "3.0", "properties": {"flavor": "m1"}},
+            "os.nova.server-3.0",
         ),
         (
             {"type": "os.heat.stack", "version": 1.0, "properties": {"template": {}}},
@@ -31,8 +34,8 @@ SUPPORTED = "Supported types: herd.process-1.0, herd.sim-1.0."
 def test_senlin_profile_type_is_400(client: TestClient, spec: dict[str, Any], full: str) -> None:
     message = (
         f"The specified profile type ({full}) is not supported. It is one of Senlin's OpenStack "
-        "profile types, which herd does not provide: herd runs nodes as local processes or "
-        f"simulated servers. {SUPPORTED}"
+        "profile types, which herd does not provide: herd runs nodes as local processes, "
+        f"simulated servers or Nova servers. {SUPPORTED}"
     )
     r = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
     assert_error(r, 400, message, "InvalidSpec")
@@ -46,3 +49,22 @@ def test_an_unknown_type_is_400_too(client: TestClient) -> None:
     spec = {"type": "my.thing", "version": "2.0", "properties": {}}
     r = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
     assert_error(r, 400, f"The specified profile type (my.thing-2.0) is not supported. {SUPPORTED}")
+
+
+def test_a_nova_profile_without_a_cloud_is_400_saying_so(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validated like any spec, then checked against the cloud: here there is none."""
+    for name in ("OS_CLOUD", "OS_AUTH_URL", "HERD_NOVA_CLOUD"):
+        monkeypatch.delenv(name, raising=False)
+    properties: dict[str, Any] = {"flavor": "m1"}
+    spec = {"type": "os.nova.server", "version": "1.0", "properties": properties}
+    r = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
+    assert_error(
+        r, 400, "properties.image: Required spec item 'image' not provided (nor a boot device)"
+    )
+    properties["image"] = "cirros"
+    r = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
+    assert r.status_code == 400, r.text
+    assert "no OpenStack cloud is configured: set HERD_NOVA_CLOUD" in r.text
+    assert client.get("/v1/profiles").json()["profiles"] == []

@@ -25,14 +25,23 @@ def test_lookup_by_full_name_and_by_type_with_version(registry: DriverRegistry) 
     assert registry.get("herd.process", 1) is process
     assert registry.get("herd.process") is process  # newest version
     assert isinstance(registry.get("herd.sim-1.0"), SimDriver)
-    assert registry.names() == ["herd.process-1.0", "herd.sim-1.0"]
-    assert "herd.sim-1.0" in registry and "os.nova.server-1.0" not in registry
+    assert registry.names() == [
+        "herd.process-1.0",
+        "herd.sim-1.0",
+        "os.nova.server-1.0",
+        "os.nova.server-1.1",
+        "os.nova.server-1.2",
+    ]
+    assert "herd.sim-1.0" in registry and "os.heat.stack-1.0" not in registry
+    nova = registry.get("os.nova.server")  # newest version
+    assert registry.get("os.nova.server", 1) is nova and registry.get("os.nova.server-1.1") is nova
 
 
 @pytest.mark.parametrize(
     ("type_name", "version", "shown"),
     [
-        ("os.nova.server-1.0", None, "os.nova.server-1.0"),
+        ("os.heat.stack-1.0", None, "os.heat.stack-1.0"),
+        ("os.nova.server", "2.0", "os.nova.server-2.0"),
         ("herd.process", "2.0", "herd.process-2.0"),
         ("nothing", None, "nothing"),
     ],
@@ -46,7 +55,7 @@ def test_unknown_type_names_the_supported_ones(
     assert caught.value.message.startswith(
         f"The specified profile type ({shown}) is not supported."
     )
-    assert "herd.process-1.0, herd.sim-1.0" in caught.value.message
+    assert "herd.process-1.0, herd.sim-1.0, os.nova.server-1.0" in caught.value.message
 
 
 def test_registering_twice_is_refused(registry: DriverRegistry) -> None:
@@ -63,7 +72,11 @@ def test_registries_are_independent(tmp_path: Path) -> None:
 
 def test_types_as_the_profile_types_api_shows_them(registry: DriverRegistry) -> None:
     types = registry.types()
-    assert [entry["name"] for entry in types] == ["herd.process-1.0", "herd.sim-1.0"]
+    assert [entry["name"] for entry in types][:2] == ["herd.process-1.0", "herd.sim-1.0"]
+    nova = registry.describe("os.nova.server-1.0")
+    assert nova["schema"]["flavor"]["required"] is True
+    assert nova["support_status"] == {"1.0": [{"status": "SUPPORTED", "since": "2016.04"}]}
+    assert "evacuate" in nova["operations"]
     process = types[0]
     assert process["version"] == "1.0"
     assert process["support_status"] == {"1.0": [{"status": "SUPPORTED", "since": "2025.01"}]}

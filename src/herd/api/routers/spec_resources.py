@@ -49,9 +49,11 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
             return {plural: [view(row) for row in rows]}
 
     def create(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
-        request = parse_body(spec.create_request, body, envelope=kind)
+        request: Any = parse_body(spec.create_request, body, envelope=kind)
+        # validated before the transaction: a Nova profile's check asks the cloud
+        parsed = spec.parse_spec(services, request.spec)
         with services.database.write() as session:
-            row = service.create(session, services, ctx, spec, request)
+            row = service.create(session, services, ctx, spec, request, parsed)
             session.flush()
             return {kind: view(row)}
 

@@ -46,7 +46,9 @@ def parse_profile_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str
     if not isinstance(properties, Mapping):
         raise InvalidSpec(f"'{properties}' is not a Map", field="properties")
     type_name = services.drivers.full_name(str(spec["type"]), spec["version"])
-    services.drivers.validate(str(spec["type"]), spec["version"], properties)
+    # the driver's backend is asked too (a Nova profile's flavor, image...): this runs
+    # for a profile's create and validate, never inside a transaction
+    services.drivers.validate_for_create(str(spec["type"]), spec["version"], properties)
     return type_name, spec
 
 

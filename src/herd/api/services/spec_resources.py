@@ -81,8 +81,11 @@ def create(
     ctx: RequestContext,
     spec: SpecKind[SpecRow],
     request: Any,
+    parsed: tuple[str, dict[str, Any]] | None = None,
 ) -> SpecRow:
-    type_name, spec_map = spec.parse_spec(services, request.spec)
+    """Store a new profile or policy; ``parsed`` is its spec already validated (the router
+    validates before it opens the transaction: a profile's check may ask a cloud)."""
+    type_name, spec_map = parsed or spec.parse_spec(services, request.spec)
     row = new_spec_row(
         spec.model,
         stored=True,

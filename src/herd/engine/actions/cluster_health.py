@@ -93,17 +93,30 @@ def check_node(ex: ActionExecution, node_id: str) -> tuple[bool, str]:
     return healthy, reason
 
 
-def recover_node(ex: ActionExecution, node_id: str) -> str | None:
-    """Recreate one node's resource in place; return an error text or None."""
+def recover_node(
+    ex: ActionExecution, node_id: str, old_profile_id: str | None = None
+) -> str | None:
+    """Recreate one node's resource in place; return an error text or None.
+
+    With ``old_profile_id`` (a profile change) a driver that can update in place
+    (``supports_update``, e.g. a Nova server: rename, rebuild, resize) moves the
+    resource from the old profile's properties to the new ones instead.
+    """
     ctx = ex.ctx
     with ctx.database.read() as session:
         node = node_store.get(session, node_id)
         profile = profiles.get(session, node.profile_id) if node else None
+        old = profiles.get(session, old_profile_id) if old_profile_id else None
     if node is None or profile is None:
         return "node is gone"
     try:
         driver, ref, request = _driver_and_ref(ctx, node, profile)
-        created = driver.recover(ref, request)  # type: ignore[attr-defined]
+        if old is not None and old.type == profile.type and driver.supports_update:  # type: ignore[attr-defined]
+            old_properties = driver.validate_properties(old.spec.get("properties", {}))  # type: ignore[attr-defined]
+            ref = ResourceRef(ref.node_id, ref.physical_id, ref.data, old_properties)
+            created = driver.update(ref, request)  # type: ignore[attr-defined]
+        else:
+            created = driver.recover(ref, request)  # type: ignore[attr-defined]
     except HerdError as exc:
         error = f"Recovery failed: {exc}"
         with ctx.database.write() as session:

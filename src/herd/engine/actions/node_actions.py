@@ -157,7 +157,7 @@ class NodeHandlers:
                 row.profile_id = new_profile
             row.updated_at = ex.ctx.now()
         if new_profile and new_profile != old_profile and node.physical_id:
-            error = ex.once("recreated", lambda: recover_node(ex, node.id))
+            error = ex.once("recreated", lambda: recover_node(ex, node.id, old_profile))
             if error:
                 return Outcome.failed(error)
         return Outcome.ok("Node updated successfully.")

@@ -2,9 +2,10 @@
 
 The schedule is the one ``senlin.policy.batch`` wrote into ``data['update']``
 (see :mod:`herd.policies.batch`); without the policy every member is one batch,
-as in Senlin. Each member is rebuilt in place with the new profile (the driver's
-``recover``: stop, then start with the new properties, waiting until it is
-healthy); its row gets the new ``profile_id`` in the transaction that records
+as in Senlin. Each member is moved to the new profile in place: the driver's
+``update`` where it can change the resource (a Nova server is renamed, rebuilt or
+resized), otherwise its ``recover`` (stop, then start with the new properties,
+waiting until it is healthy); its row gets the new ``profile_id`` in the transaction that records
 the result, so a member that is done is never rebuilt twice.
 
 Durability: before a batch's first side effect the batch's number is stored in
@@ -73,7 +74,11 @@ def update_node(ex: ActionExecution, node_id: str, profile: ProfileRow) -> str |
             placement=dict(data.get("placement") or {}),
             metadata=metadata,
         )
-        created = driver.recover(ref, request)
+        same_type = old_profile is None or old_profile.type == profile.type
+        if same_type and driver.supports_update:  # e.g. a Nova server: rename, rebuild, resize
+            created = driver.update(ref, request)
+        else:
+            created = driver.recover(ref, request)
     except HerdError as exc:
         error = f"Update failed: {exc}"
     except Exception as exc:  # a driver bug fails this member, not the engine

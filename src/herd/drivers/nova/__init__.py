@@ -1,0 +1,1 @@
+"""The ``os.nova.server`` driver: Nova servers through openstacksdk, with Senlin's profile spec."""

@@ -1,0 +1,238 @@
+"""Nova server calls the driver is built from: boot arguments, waiting, deleting, details.
+
+:func:`boot_arguments` is pure (the profile and node in, openstacksdk's
+``create_server`` keywords out). The rest poll one server through
+:meth:`NovaCloud.call`, so each poll holds a slot of the cloud's limit only for
+its request.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from herd.drivers.base import NodeRequest
+from herd.drivers.nova.cloud import NovaCloud, is_not_found, node_tag
+from herd.errors import DriverError
+
+#: statuses a server settles in; any other means Nova is still working on it
+SETTLED = frozenset(
+    {"ACTIVE", "SHUTOFF", "PAUSED", "SUSPENDED", "RESCUE", "VERIFY_RESIZE", "ERROR", "SHELVED"}
+)
+#: statuses NODE_STATUS_POLLING counts as a failed server (Senlin's list)
+UNHEALTHY = frozenset({"ERROR", "SHUTOFF", "DELETED", "SOFT_DELETED"})
+
+#: metadata herd writes on every server, as Senlin did (cluster_node_id finds the node)
+HERD_METADATA_KEYS = ("cluster_id", "cluster_node_id", "cluster_node_index")
+
+
+class ServerFailed(DriverError):
+    """Nova put the server in ERROR; the message is Nova's fault text."""
+
+
+def server_metadata(request: NodeRequest, user_metadata: Mapping[str, str]) -> dict[str, str]:
+    """The profile's metadata plus the node's identity, under Senlin's keys."""
+    metadata = dict(user_metadata)
+    metadata["cluster_node_id"] = request.node_id
+    if request.cluster_id:
+        metadata["cluster_id"] = request.cluster_id
+        metadata["cluster_node_index"] = str(request.index)
+    return metadata
+
+
+def server_name(request: NodeRequest) -> str:
+    return str(request.properties.get("name") or request.name)
+
+
+def boot_arguments(
+    request: NodeRequest,
+    *,
+    flavor_id: str,
+    image_id: str | None,
+    owner_tag: str,
+    networks: Any,
+) -> dict[str, Any]:
+    """openstacksdk ``create_server`` keywords for a node (no cloud call).
+
+    ``networks`` is Nova's value: a list of ``{"uuid"|"port", "fixed_ip"}`` or
+    ``"auto"``/``"none"``. The zone comes from the placement (a zone placement
+    policy) before the profile's ``availability_zone``, as Senlin did.
+    """
+    props = request.properties
+    kwargs: dict[str, Any] = {
+        "name": server_name(request),
+        "flavor_id": flavor_id,
+        "metadata": server_metadata(request, props.get("metadata") or {}),
+        "tags": [owner_tag, node_tag(request.node_id)],
+        "networks": networks,
+        "disk_config": "AUTO" if props.get("auto_disk_config", True) else "MANUAL",
+    }
+    if image_id:
+        kwargs["image_id"] = image_id
+    zone = request.placement.get("zone") or props.get("availability_zone")
+    if zone:
+        kwargs["availability_zone"] = zone
+    if props.get("key_name"):
+        kwargs["key_name"] = props["key_name"]
+    if props.get("admin_pass"):
+        kwargs["admin_password"] = props["admin_pass"]
+    if props.get("config_drive") is not None:
+        kwargs["config_drive"] = props["config_drive"]
+    if props.get("user_data") is not None:
+        kwargs["user_data"] = base64.b64encode(str(props["user_data"]).encode()).decode()
+    if props.get("security_groups"):
+        kwargs["security_groups"] = [{"name": group} for group in props["security_groups"]]
+    hints = dict(props.get("scheduler_hints") or {})
+    group = request.placement.get("servergroup")
+    if group:
+        hints["group"] = group
+    if hints:
+        kwargs["scheduler_hints"] = hints
+    if props.get("block_device_mapping_v2"):
+        kwargs["block_device_mapping"] = [dict(d) for d in props["block_device_mapping_v2"]]
+    return kwargs
+
+
+def fault_text(server: Any) -> str:
+    """Nova's fault message of a server in ERROR (``No valid host was found...``)."""
+    fault = getattr(server, "fault", None) or {}
+    message = fault.get("message") if isinstance(fault, Mapping) else None
+    return str(message or f"server {server.id} is in ERROR without a fault message")
+
+
+def _fault_of_error(cloud: NovaCloud, conn: Any, server: Any, tries: int = 10) -> str:
+    """The fault of a server just put in ERROR. Nova's conductor saves the ERROR state a
+    moment before the fault record, so a server read in between has none yet."""
+    for _ in range(tries):
+        if getattr(server, "fault", None):
+            break
+        cloud.pause(0.2)
+        server = get_server(cloud, conn, server.id) or server
+    return fault_text(server)
+
+
+def get_server(cloud: NovaCloud, conn: Any, server_id: str) -> Any | None:
+    """The server, or None when Nova says it does not exist."""
+    try:
+        return cloud.call("reading the server", conn.compute.get_server, server_id)
+    except Exception as exc:
+        if is_not_found(exc):
+            return None
+        raise
+
+
+def wait_for(
+    cloud: NovaCloud,
+    conn: Any,
+    server_id: str,
+    statuses: Collection[str],
+    timeout: float,
+    doing: str,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> Any:
+    """Poll until the server is in one of ``statuses`` with no task running.
+
+    Raises:
+        ServerFailed: the server went to ERROR (with Nova's fault message).
+        DriverError: it vanished, or did not get there within ``timeout`` seconds.
+    """
+    deadline = clock() + timeout
+    interval = 0.1
+    while True:
+        server = get_server(cloud, conn, server_id)
+        if server is None:
+            raise DriverError(f"server {server_id} disappeared while {doing}")
+        if server.status in statuses and not server.task_state:
+            return server
+        if server.status == "ERROR" and "ERROR" not in statuses:
+            raise ServerFailed(_fault_of_error(cloud, conn, server))
+        if clock() > deadline:
+            raise DriverError(
+                f"server {server_id} did not get to {'/'.join(sorted(statuses))} within "
+                f"{timeout:g}s while {doing} (it is {server.status})"
+            )
+        cloud.pause(interval)
+        interval = min(interval * 1.5, 2.0)
+
+
+def delete_and_wait(
+    cloud: NovaCloud,
+    conn: Any,
+    server_id: str,
+    timeout: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Delete the server and wait until Nova no longer has it; a 404 is success."""
+    try:
+        cloud.call("deleting the server", conn.compute.delete_server, server_id)
+    except Exception as exc:
+        if is_not_found(exc):
+            return
+        raise
+    deadline = clock() + timeout
+    interval = 0.1
+    while True:
+        server = get_server(cloud, conn, server_id)
+        if server is None or server.status in ("DELETED", "SOFT_DELETED"):
+            return
+        if clock() > deadline:
+            raise DriverError(
+                f"server {server_id} was still there {timeout:g}s after its deletion "
+                f"(it is {server.status})"
+            )
+        cloud.pause(interval)
+        interval = min(interval * 1.5, 2.0)
+
+
+def find_by_tag(cloud: NovaCloud, conn: Any, tag: str) -> list[Any]:
+    """Servers carrying ``tag`` (Nova filters tags itself)."""
+    return list(cloud.call("listing servers", lambda: list(conn.compute.servers(tags=tag))))
+
+
+def node_data(server: Any, region: str | None) -> dict[str, Any]:
+    """What a node keeps about its server (its details, as Senlin showed them).
+
+    ``placement.zone`` is the zone Nova reports, which the deletion policy's zone
+    split counts by. The admin password Nova returns at boot is never kept.
+    """
+    zone = getattr(server, "availability_zone", None)
+    data: dict[str, Any] = {
+        "placement": {"zone": zone, "region_name": region},
+        "server_id": server.id,
+        "name": server.name,
+        "status": server.status,
+        "availability_zone": zone,
+        "addresses": dict(getattr(server, "addresses", None) or {}),
+        "flavor": _flavor_name(server),
+        "image": _image_id(server),
+    }
+    host = getattr(server, "compute_host", None)
+    if host:  # visible to administrators only
+        data["host"] = host
+    hypervisor = getattr(server, "hypervisor_hostname", None)
+    if hypervisor:
+        data["hypervisor_hostname"] = hypervisor
+    return data
+
+
+def _flavor_name(server: Any) -> str | None:
+    flavor = getattr(server, "flavor", None)
+    if flavor is None:
+        return None
+    for key in ("original_name", "name", "id"):
+        value = getattr(flavor, key, None) if not isinstance(flavor, Mapping) else flavor.get(key)
+        if value:
+            return str(value)
+    return None
+
+
+def _image_id(server: Any) -> str | None:
+    image = getattr(server, "image", None)
+    if image is None:
+        return None
+    value = image.get("id") if isinstance(image, Mapping) else getattr(image, "id", None)
+    return str(value) if value else None
