@@ -26,7 +26,11 @@ def test_affinity_defaults_are_senlins() -> None:
         "enable_drs_extension": False,
     }
     assert policy.priority == 300
-    assert AffinityPolicy.profile_types == ("os.nova.server-1.0",)
+    assert AffinityPolicy.profile_types == (
+        "os.nova.server-1.0",
+        "os.nova.server-1.1",
+        "os.nova.server-1.2",
+    )
 
 
 @pytest.mark.parametrize(
