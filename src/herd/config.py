@@ -93,6 +93,14 @@ class Settings(BaseSettings):
     #: ``<data_dir>/webhook.key``, made on first start. Every API process must share it.
     webhook_key: SecretStr | None = None
 
+    #: the outbound guard (engine/outbound.py, docs/security.md): CIDRs or host names a
+    #: tenant's poll URL or hook URL may reach although the guard refuses them otherwise
+    #: (loopback, link-local, private, ...), e.g. ``["127.0.0.0/8", "::1"]`` when the nodes
+    #: are local processes. Environment: a JSON list.
+    outbound_allow: list[str] = Field(default_factory=list)
+    #: refuse private addresses (10/8, 172.16/12, 192.168/16, fc00::/7, ...) in tenant URLs
+    outbound_refuse_private: bool = True
+
     regions: list[RegionConfig] = Field(default_factory=list)
     #: a deletion older than this (seconds) may be purged by an admin
     deletion_stuck_after: float = Field(default=3600.0, ge=0)

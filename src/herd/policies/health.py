@@ -113,6 +113,13 @@ class HealthPolicy(Policy):
         super().__init__(properties)
         self.settings: HealthSettings = read_health_settings(self.properties, properties)
 
+    def outbound_urls(self) -> list[tuple[str, str]]:
+        return [
+            (f"{mode.path}.poll_url", mode.poll_url.strip())
+            for mode in self.settings.modes
+            if mode.poll_url.strip()
+        ]
+
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
         validated = validate_properties(PROPERTIES_SCHEMA, properties)
