@@ -171,6 +171,7 @@ def create_app(
     )
     app.state.herd = services
     errors.install(app)
+    app.add_middleware(errors.UnexpectedErrorMiddleware)  # innermost: a 500 keeps the connection
     app.add_middleware(MicroversionMiddleware)
     app.add_middleware(HeadAsGetMiddleware)
     # Starlette tries routes in order: the hottest (node reads, marks) go first.

@@ -13,6 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from herd import errors
 from herd.store.database import IntegrityError
@@ -165,6 +166,41 @@ async def _integrity_error(_request: Request, exc: Exception) -> JSONResponse:
         "read them again and retry.",
         "Conflict",
     )
+
+
+class UnexpectedErrorMiddleware:
+    """Answer an unexpected exception with Senlin's 500 body, and keep the connection.
+
+    Starlette hands ``Exception`` handlers to its outermost ServerErrorMiddleware, which
+    sends the 500 and then raises the exception again, and uvicorn closes the connection
+    of a request whose app raised after answering: every 500 reset the client's
+    keep-alive connection. Caught here, inside the app, the 500 is an ordinary answer
+    (and the request metrics and the request id see it like any other).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception as exc:
+            if started:
+                raise  # half an answer is out: only closing the connection can end it
+            request = Request(scope)
+            response = await _unexpected_error(request, exc)
+            await response(scope, receive, send)
 
 
 def install(app: FastAPI) -> None:

@@ -9,6 +9,7 @@ its API turned into a 500; herd's API maps InvalidSpec to 400.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -164,6 +165,8 @@ class Integer(Field):
 class Number(Field):
     def convert(self, value: Any, path: str) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InvalidSpec(f"The value '{value}' is not a valid number.", field=path)
             return value
         if isinstance(value, str):
             try:
@@ -171,7 +174,9 @@ class Number(Field):
             except ValueError:
                 pass
             else:
-                return int(number) if number.is_integer() else number
+                # "NaN" and "inf" parse as floats but are no numbers a policy can use.
+                if math.isfinite(number):
+                    return int(number) if number.is_integer() else number
         raise InvalidSpec(f"The value '{value}' is not a valid number.", field=path)
 
 

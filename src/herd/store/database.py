@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -65,6 +66,34 @@ def _json_text(value: Any) -> str:
         return json.dumps(value)
 
 
+def _json_value(text: str | bytes) -> Any:
+    """JSON columns' values: orjson, with the stdlib for what orjson refuses to read.
+
+    orjson refuses the escape of a lone UTF-16 surrogate (``"\\ud800"``), which the
+    stdlib writes (above). The API refuses such strings now (api/input_guard.py), but a
+    row stored before must not fail every read of it (``GET /v1/actions`` was a 500 for
+    every later request): it is read with each lone surrogate replaced by U+FFFD, a
+    character every encoder and every client takes.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _without_surrogates(json.loads(text))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    return value
+
+
 def _sqlite_engine(url: str, *, immediate: bool, synchronous: str) -> Engine:
     engine = create_engine(
         url,
@@ -72,7 +101,7 @@ def _sqlite_engine(url: str, *, immediate: bool, synchronous: str) -> Engine:
         pool_size=32,
         max_overflow=32,
         json_serializer=_json_text,
-        json_deserializer=orjson.loads,
+        json_deserializer=_json_value,
     )
 
     @event.listens_for(engine, "connect")
@@ -128,7 +157,7 @@ class Database:
                 max_overflow=40,
                 pool_pre_ping=True,
                 json_serializer=_json_text,
-                json_deserializer=orjson.loads,
+                json_deserializer=_json_value,
             )
             self.read_engine = self.write_engine
         # SQLite runs one writer at a time anyway. Queueing this process's writers on a lock
