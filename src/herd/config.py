@@ -55,6 +55,20 @@ class Settings(BaseSettings):
     #: against the cluster's member revision on every use (docs/configuration.md)
     member_cache_members: int = Field(default=1_000_000, ge=0)
 
+    #: the largest request body (bytes) the API reads; a larger one is a 413, refused
+    #: while it streams in (docs/security.md). ``POST /v1/relocation-plans`` takes up to
+    #: 32 MiB whatever this says (Ganeti's iallocator requests are large).
+    max_request_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    #: what one ``metadata`` map of a request may hold: keys, key length (characters) and
+    #: each value's size as JSON (bytes); more is a 400 naming the limit
+    max_metadata_keys: int = Field(default=256, ge=1)
+    max_metadata_key_length: int = Field(default=255, ge=1)
+    max_metadata_value_bytes: int = Field(default=65536, ge=16)
+    #: clusters one project may have (Senlin's ``max_clusters_per_project``); more is a 403
+    max_clusters_per_project: int = Field(default=100, ge=0)
+    #: nodes one project may have, in clusters or orphans (herd's; 0: no limit)
+    max_nodes_per_project: int = Field(default=0, ge=0)
+
     engine_workers: int = 16
     engine_poll_interval: float = 0.05
     engine_heartbeat_interval: float = 2.0

@@ -74,6 +74,10 @@ TITLES: dict[int, tuple[str, str]] = {
         "The resource could not be generated that was acceptable to your request.",
     ),
     409: ("Conflict", "There was a conflict when trying to complete your request."),
+    413: (
+        "Request Entity Too Large",
+        "The body of your request was too large for this server.",
+    ),
     415: ("Unsupported Media Type", "The request media type is not supported."),
     500: (
         "Internal Server Error",

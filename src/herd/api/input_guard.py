@@ -14,13 +14,17 @@ checks every body, so a new endpoint is covered without doing anything.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
 
+from herd.config import Settings
 from herd.errors import InvalidRequest
 
 NUL = "\x00"
@@ -41,6 +45,54 @@ def _printable(path: str) -> str:
     return path.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+@dataclass(frozen=True, slots=True)
+class MetadataLimits:
+    """How much a ``metadata`` map in a body may hold (settings ``max_metadata_*``)."""
+
+    keys: int = 256
+    key_length: int = 255
+    value_bytes: int = 65536
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> MetadataLimits:
+        return cls(
+            settings.max_metadata_keys,
+            settings.max_metadata_key_length,
+            settings.max_metadata_value_bytes,
+        )
+
+
+#: the limits of the request being served (set by api/limits.py from the settings)
+METADATA_LIMITS: ContextVar[MetadataLimits | None] = ContextVar(
+    "herd_metadata_limits", default=None
+)
+DEFAULT_METADATA_LIMITS = MetadataLimits()
+
+
+def _metadata_problems(metadata: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
+    limits = METADATA_LIMITS.get() or DEFAULT_METADATA_LIMITS
+    if len(metadata) > limits.keys:
+        yield path, f"more than {limits.keys} keys (max_metadata_keys)"
+        return
+    for key, item in metadata.items():
+        if len(str(key)) > limits.key_length:
+            yield (
+                path,
+                (f"a key is longer than {limits.key_length} characters (max_metadata_key_length)"),
+            )
+            return
+        size = len(json.dumps(item, ensure_ascii=False, default=str).encode("utf-8", "replace"))
+        if size > limits.value_bytes:
+            yield (
+                f"{path}.{key}",
+                (
+                    f"the value is larger than {limits.value_bytes} bytes as JSON "
+                    "(max_metadata_value_bytes)"
+                ),
+            )
+            return
+
+
 def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
     problem = _problem(value)
     if problem is not None:
@@ -51,8 +103,11 @@ def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
             key_problem = _problem(key)
             if key_problem is not None:  # the path names the key, escaped (it is no text)
                 yield _printable(child), key_problem
-            else:
-                yield from _walk(item, child)
+                continue
+            found = list(_walk(item, child))
+            if not found and key in ("metadata", "meta") and isinstance(item, dict):
+                found = list(_metadata_problems(item, child))
+            yield from found
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _walk(item, f"{path}[{index}]" if path else f"[{index}]")

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlparse
 
 from herd.domain.sizing import parse_resize
+from herd.domain.values import MAX_DURATION
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.ranking import rank_victims, rank_victims_by_group
@@ -39,13 +40,13 @@ HOOK_RESULTS = ("CONTINUE", "ABANDON")
 PROPERTIES_SCHEMA: dict[str, Field] = {
     "criteria": String(default=Criteria.RANDOM.value, allowed=tuple(c.value for c in Criteria)),
     "destroy_after_deletion": Boolean(default=True),
-    "grace_period": Integer(default=0, min_value=0),
+    "grace_period": Integer(default=0, min_value=0, max_value=MAX_DURATION),
     "reduce_desired_capacity": Boolean(default=True),
     "hooks": Map(
         schema={
             "type": String(default="zaqar", allowed=HOOK_TYPES),
             "params": Map(schema={"queue": String(default=""), "url": String(default="")}),
-            "timeout": Integer(default=0, min_value=0),
+            "timeout": Integer(default=0, min_value=0, max_value=MAX_DURATION),
             "default_result": String(default="CONTINUE", allowed=HOOK_RESULTS),
         }
     ),

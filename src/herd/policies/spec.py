@@ -110,6 +110,7 @@ class Field:
     required: bool = False
     allowed: tuple[Any, ...] = ()
     min_value: float | None = None
+    max_value: float | None = None
 
     def resolve(self, value: Any, path: str) -> Any:
         """Return the checked value (the default when ``value`` is missing)."""
@@ -127,6 +128,12 @@ class Field:
             raise InvalidSpec(
                 f"The value '{value}' of '{key}' must be greater than or equal to "
                 f"{self.min_value:g}.",
+                field=path,
+            )
+        if self.max_value is not None and result > self.max_value:
+            key = path.rsplit(".", 1)[-1]
+            raise InvalidSpec(
+                f"The value '{value}' of '{key}' must be less than or equal to {self.max_value:g}.",
                 field=path,
             )
         return result
