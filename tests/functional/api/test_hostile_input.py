@@ -433,3 +433,16 @@ def test_project_quotas(small_client: TestClient) -> None:
     )
     assert grow.status_code == 403, grow.text
     assert grow.json()["error"]["message"] == "Quota exceeded for resources."
+
+
+# -- /metrics stays bounded ----------------------------------------------------------------
+
+
+def test_made_up_methods_add_no_series(client: TestClient) -> None:
+    for index in range(30):
+        client.request(f"BREW{index}", "/v1/clusters")
+    text = client.get("/metrics").text
+    assert "BREW" not in text
+    lines = [line for line in text.splitlines() if line.startswith("herd_api_requests_total{")]
+    other = [line for line in lines if 'method="other"' in line]
+    assert len(other) == 1 and other[0].endswith(" 30.0"), other
