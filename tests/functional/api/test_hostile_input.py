@@ -11,6 +11,7 @@ import json
 import select
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from tests.waiting import wait_for
 
 from herd.api.app import create_app
 from herd.config import Settings
+from herd.errors import InvalidRequest
+from herd.store import tokens
 from herd.store.models import ActionRow, ClusterRow
 
 SIM = json.dumps(SIM_SPEC)
@@ -446,3 +449,89 @@ def test_made_up_methods_add_no_series(client: TestClient) -> None:
     lines = [line for line in text.splitlines() if line.startswith("herd_api_requests_total{")]
     other = [line for line in lines if 'method="other"' in line]
     assert len(other) == 1 and other[0].endswith(" 30.0"), other
+
+
+# -- least privilege -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def token_client(api_client: ApiClientFactory, db_url: str, tmp_path: Path) -> TestClient:
+    return api_client(Settings(data_dir=tmp_path / "data", db_url=db_url, auth="token"))
+
+
+def _token(client: TestClient, project: str, role: str, expires_at: float | None = None) -> Any:
+    with services(client).database.write() as session:
+        row, secret = tokens.create_token(
+            session, project, role, "", time.time(), expires_at=expires_at
+        )
+        return row.id, {"X-Auth-Token": secret}
+
+
+def test_agents_never_read_specs_or_metadata(token_client: TestClient) -> None:
+    _id, admin = _token(token_client, "p1", "admin")
+    _id, agent = _token(token_client, "p2", "agent")
+    secret_spec = {"type": "herd.sim", "version": "1.0", "properties": {"zone": "DB_PASSWORD"}}
+    profile = token_client.post(
+        "/v1/profiles",
+        json={"profile": {"name": "p", "spec": secret_spec, "metadata": {"k": "s3cr3t"}}},
+        headers=admin,
+    ).json()["profile"]["id"]
+    cluster = token_client.post(
+        "/v1/clusters",
+        json={"cluster": {"name": "c", "profile_id": profile, "metadata": {"k": "s3cr3t"}}},
+        headers=admin,
+    )
+    assert cluster.status_code == 202, cluster.text
+    for url in ("/v1/profiles", "/v1/clusters", "/v1/policies", "/v1/nodes"):
+        answer = token_client.get(url, params={"global_project": "true"}, headers=agent)
+        assert answer.status_code == 200, (url, answer.text)
+        assert "s3cr3t" not in answer.text and "DB_PASSWORD" not in answer.text, answer.text
+    listed = token_client.get(
+        "/v1/clusters", params={"global_project": "true"}, headers=agent
+    ).json()["clusters"]
+    assert [(c["id"], c["name"], c["project"]) for c in listed] == [
+        (cluster.json()["cluster"]["id"], "c", "p1")
+    ]  # what reconciliation needs is there
+
+
+def test_body_references_resolve_in_the_own_project(token_client: TestClient) -> None:
+    """An admin of p1 cannot build on p2's profile (p2 could then not delete it)."""
+    _id, admin = _token(token_client, "p1", "admin")
+    _id, other = _token(token_client, "p2", "member")
+    theirs = token_client.post(
+        "/v1/profiles", json={"profile": {"name": "p", "spec": SIM_SPEC}}, headers=other
+    ).json()["profile"]["id"]
+    answer = token_client.post(
+        "/v1/clusters",
+        json={"cluster": {"name": "c", "profile_id": theirs}},
+        headers=admin,
+    )
+    assert answer.status_code in (400, 404), answer.text
+    assert "could not be found" in answer.json()["error"]["message"]
+    node = token_client.post(
+        "/v1/nodes", json={"node": {"name": "n", "profile_id": theirs}}, headers=admin
+    )
+    assert node.status_code in (400, 404), node.text
+    deleted = token_client.delete(f"/v1/profiles/{theirs}", headers=other)
+    assert deleted.status_code == 204, deleted.text
+
+
+def test_token_revoke_takes_an_exact_id_or_a_long_prefix(token_client: TestClient) -> None:
+    first, _ = _token(token_client, "p1", "member")
+    second, _ = _token(token_client, "p1", "member")
+    database = services(token_client).database
+    for short in ("", "   ", first[:7]):
+        with pytest.raises(InvalidRequest, match="at least 8 characters"), database.write() as s:
+            tokens.revoke(s, short)
+    with database.write() as session:
+        assert tokens.revoke(session, "%%%%%%%%") is False  # no LIKE wildcards
+        assert tokens.revoke(session, first[:8]) is True
+    with database.read() as session:
+        assert [row.id for row in tokens.list_tokens(session)] == [second]
+
+
+def test_tokens_can_expire(token_client: TestClient) -> None:
+    _id, expired = _token(token_client, "p1", "member", expires_at=time.time() - 1)
+    _id, fresh = _token(token_client, "p1", "member", expires_at=time.time() + 3600)
+    assert token_client.get("/v1/clusters", headers=expired).status_code == 401
+    assert token_client.get("/v1/clusters", headers=fresh).status_code == 200
