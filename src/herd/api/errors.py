@@ -7,12 +7,14 @@ class gets its parent's status unless it has its own entry.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from herd import errors
@@ -145,14 +147,41 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(400, validation_message(exc), "BadRequest")
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     status = exc.status_code
     title = TITLES.get(status, ("Error", ""))[0]
     message = str(exc.detail) if exc.detail else title
     if status == 404 and message == "Not Found":
         message = "The resource could not be found."
-    return error_response(status, message, title.replace(" ", ""), dict(exc.headers or {}))
+    headers = dict(exc.headers or {})
+    if status == 405:
+        # Starlette names the methods of the first route whose path matched; the path
+        # may have several routes (GET, PATCH, DELETE), and Allow must name them all.
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return error_response(status, message, title.replace(" ", ""), headers)
+
+
+def _route_methods(routes: Any) -> Iterator[tuple[str, set[str]]]:
+    for route in routes:
+        # FastAPI >= 0.160 keeps an included router's routes behind one object.
+        contexts = getattr(route, "effective_route_contexts", None)
+        for item in contexts() if contexts is not None else (route,):
+            path, methods = getattr(item, "path", None), getattr(item, "methods", None)
+            if isinstance(path, str) and methods:
+                yield path, set(methods)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app serves on this request's path."""
+    path = request.scope.get("path", "")
+    methods: set[str] = set()
+    for template, route_methods in _route_methods(request.app.routes):
+        if compile_path(template)[0].match(path):
+            methods.update(route_methods)
+    if "GET" in methods:
+        methods.add("HEAD")  # api/head.py answers HEAD wherever GET is served
+    return sorted(methods)
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:

@@ -535,3 +535,35 @@ def test_tokens_can_expire(token_client: TestClient) -> None:
     _id, fresh = _token(token_client, "p1", "member", expires_at=time.time() + 3600)
     assert token_client.get("/v1/clusters", headers=expired).status_code == 401
     assert token_client.get("/v1/clusters", headers=fresh).status_code == 200
+
+
+# -- the OpenAPI document tells the truth --------------------------------------------------
+
+
+def test_openapi_documents_senlin_errors_and_no_422(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
+    assert '"422"' not in json.dumps(document)
+    assert "HTTPValidationError" not in document["components"]["schemas"]
+    operation = document["paths"]["/v1/profiles/{profile_id}"]["patch"]
+    for status in ("400", "404", "409", "413"):
+        schema = operation["responses"][status]["content"]["application/json"]["schema"]
+        assert schema == {"$ref": "#/components/schemas/SenlinError"}
+
+
+def test_a_405_names_every_method_of_the_path(client: TestClient) -> None:
+    answer = client.put("/v1/profiles/some-id", json={})
+    assert answer.status_code == 405
+    assert answer.headers["Allow"] == "DELETE, GET, HEAD, PATCH"
+    assert answer.json()["error"]["type"] == "MethodNotAllowed"
+
+
+def test_profile_updates_are_strict(client: TestClient) -> None:
+    profile = make_profile(client)
+    for body, message in (
+        ({"profile": {"name": 123}}, "The value '123' is not a valid string."),
+        ({"profile": {"bogus": 1}}, "Additional properties are not allowed"),
+    ):
+        answer = client.patch(f"/v1/profiles/{profile}", json=body)
+        assert answer.status_code == 400, answer.text
+        assert message in answer.json()["error"]["message"]
+    assert client.get(f"/v1/profiles/{profile}").json()["profile"]["name"] == "prof"
