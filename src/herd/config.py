@@ -31,14 +31,14 @@ class Settings(BaseSettings):
     data_dir: Path = Path("herd-data")
     db_url: str | None = None
     host: str = "127.0.0.1"
-    port: int = 8778
+    port: int = Field(default=8778, ge=0, le=65535)
     auth: Literal["none", "token"] = "none"
     default_project: str = "default"
     run_engine: bool = True
     #: ``text`` (human-readable lines) or ``json`` (one JSON object per line)
     log_format: Literal["text", "json"] = "text"
     #: ``herd engine`` only: serve the engine's /metrics on this port (None: no endpoint)
-    engine_metrics_port: int | None = None
+    engine_metrics_port: int | None = Field(default=None, ge=0, le=65535)
     #: ``herd serve``: API worker processes (the parent runs the one engine beside them)
     api_workers: int = Field(default=1, ge=1)
     #: run the API's hot reads and mark batches in a thread pool instead of on the event
