@@ -34,13 +34,18 @@ from herd.api.schemas.cluster_actions import (
 )
 from herd.api.services.common import find_referenced
 from herd.api.services.quotas import check_node_quota
-from herd.domain.sizing import ResizeRequest, check_size_params, validate_resize_request
+from herd.domain.sizing import (
+    ResizeRequest,
+    calculate_desired,
+    check_size_params,
+    validate_resize_request,
+)
 from herd.errors import InvalidRequest, NotFound, ResourceInUse
 from herd.store import bindings, clusters, profiles
 from herd.store.database import Session
 from herd.store.lookup import Scope, find
 from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow
-from herd.types import ActionName, NodeStatus, ResourceType
+from herd.types import ActionName, AdjustmentType, NodeStatus, ResourceType
 
 V1_4 = APIVersion(1, 4)
 V1_6 = APIVersion(1, 6)
@@ -95,10 +100,25 @@ def _resize(
         min_step=params.min_step,
         strict=params.strict,
     )
-    inputs = validate_resize_request(request, cluster, _member_count(session, cluster), max_nodes)
+    current = _member_count(session, cluster)
+    inputs = validate_resize_request(request, cluster, current, max_nodes)
+    check_node_quota(session, services, cluster.project, _resize_growth(inputs, current))
     if params.seed is not None:
         inputs["seed"] = params.seed
     return ActionName.CLUSTER_RESIZE, inputs
+
+
+def _resize_growth(inputs: Inputs, current: int) -> int:
+    """How many nodes a validated resize adds (for the node quota; negative: it shrinks)."""
+    target = current
+    if inputs["adjustment_type"] is not None and inputs["number"] is not None:
+        kind = AdjustmentType(inputs["adjustment_type"])
+        target = calculate_desired(current, kind, inputs["number"], inputs["min_step"])
+    if inputs["min_size"] is not None:
+        target = max(target, inputs["min_size"])
+    if inputs["max_size"] is not None and inputs["max_size"] >= 0:
+        target = min(target, inputs["max_size"])
+    return target - current
 
 
 def _find_node(session: Session, cluster: ClusterRow, identity: str) -> NodeRow | None:

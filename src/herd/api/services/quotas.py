@@ -3,7 +3,7 @@
 Senlin checks the cluster quota when a cluster is created and answers 403 with
 "Quota exceeded for resources."; herd does the same, and checks the node quota (off by
 default) wherever a request asks for more nodes: a cluster's initial capacity, a node
-create, a scale-out with a count.
+create, a scale-out with a count, a resize that grows.
 """
 
 from __future__ import annotations
