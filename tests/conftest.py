@@ -36,6 +36,10 @@ from herd.store import member_cache
 # The environment carries the same to the herd servers and engines the end-to-end tests start.
 member_cache.AUDIT = True
 os.environ["HERD_MEMBER_CACHE_AUDIT"] = "1"
+# The suite's webhook receivers and poll URL servers listen on loopback, which the outbound
+# guard refuses by default (tests/functional/api/test_hostile_input.py proves it): the
+# test settings allow it explicitly, here and in every herd process the tests start.
+os.environ["HERD_OUTBOUND_ALLOW"] = '["127.0.0.0/8", "::1"]'
 
 with warnings.catch_warnings():
     # Starlette >= 1.x deprecates httpx in its TestClient (it wants httpx2); the

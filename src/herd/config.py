@@ -31,14 +31,14 @@ class Settings(BaseSettings):
     data_dir: Path = Path("herd-data")
     db_url: str | None = None
     host: str = "127.0.0.1"
-    port: int = 8778
+    port: int = Field(default=8778, ge=0, le=65535)
     auth: Literal["none", "token"] = "none"
     default_project: str = "default"
     run_engine: bool = True
     #: ``text`` (human-readable lines) or ``json`` (one JSON object per line)
     log_format: Literal["text", "json"] = "text"
     #: ``herd engine`` only: serve the engine's /metrics on this port (None: no endpoint)
-    engine_metrics_port: int | None = None
+    engine_metrics_port: int | None = Field(default=None, ge=0, le=65535)
     #: ``herd serve``: API worker processes (the parent runs the one engine beside them)
     api_workers: int = Field(default=1, ge=1)
     #: run the API's hot reads and mark batches in a thread pool instead of on the event
@@ -54,6 +54,20 @@ class Settings(BaseSettings):
     #: cluster members each process keeps in memory between decisions (0: none), checked
     #: against the cluster's member revision on every use (docs/configuration.md)
     member_cache_members: int = Field(default=1_000_000, ge=0)
+
+    #: the largest request body (bytes) the API reads; a larger one is a 413, refused
+    #: while it streams in (docs/security.md). ``POST /v1/relocation-plans`` takes up to
+    #: 32 MiB whatever this says (Ganeti's iallocator requests are large).
+    max_request_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    #: what one ``metadata`` map of a request may hold: keys, key length (characters) and
+    #: each value's size as JSON (bytes); more is a 400 naming the limit
+    max_metadata_keys: int = Field(default=256, ge=1)
+    max_metadata_key_length: int = Field(default=255, ge=1)
+    max_metadata_value_bytes: int = Field(default=65536, ge=16)
+    #: clusters one project may have (Senlin's ``max_clusters_per_project``); more is a 403
+    max_clusters_per_project: int = Field(default=100, ge=0)
+    #: nodes one project may have, in clusters or orphans (herd's; 0: no limit)
+    max_nodes_per_project: int = Field(default=0, ge=0)
 
     engine_workers: int = 16
     engine_poll_interval: float = 0.05
@@ -108,6 +122,14 @@ class Settings(BaseSettings):
     #: the key receivers' webhook secrets are derived from (api/webhook_key.py); by default
     #: ``<data_dir>/webhook.key``, made on first start. Every API process must share it.
     webhook_key: SecretStr | None = None
+
+    #: the outbound guard (engine/outbound.py, docs/security.md): CIDRs or host names a
+    #: tenant's poll URL or hook URL may reach although the guard refuses them otherwise
+    #: (loopback, link-local, private, ...), e.g. ``["127.0.0.0/8", "::1"]`` when the nodes
+    #: are local processes. Environment: a JSON list.
+    outbound_allow: list[str] = Field(default_factory=list)
+    #: refuse private addresses (10/8, 172.16/12, 192.168/16, fc00::/7, ...) in tenant URLs
+    outbound_refuse_private: bool = True
 
     regions: list[RegionConfig] = Field(default_factory=list)
     #: a deletion older than this (seconds) may be purged by an admin

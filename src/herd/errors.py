@@ -130,3 +130,9 @@ class VersionNotSupported(HerdError):
 
 class InternalError(HerdError):
     code = "InternalError"
+
+
+class DatabaseUnavailable(HerdError):
+    """The database URL is wrong, or the database cannot be reached or opened."""
+
+    code = "DatabaseUnavailable"

@@ -173,7 +173,8 @@ def test_poll_url_answering_500_is_recreated(server: HerdServer, client: httpx.C
         if e["status"] == "CHECK_FAILED"
     ]
     assert detected == [
-        f"NODE_STATUS_POLL_URL: http://127.0.0.1:{port}/health failed: HTTP 500 (2 attempts)"
+        f"NODE_STATUS_POLL_URL: http://127.0.0.1:{port}/health failed: "
+        "poll URL answered HTTP 500 (2 attempts)"
     ]
     # The new process answers 200 again; the other members were left alone.
     assert httpx.get(f"http://127.0.0.1:{found['data']['port']}/health", trust_env=False).is_success

@@ -19,6 +19,7 @@ from herd.api import errors, input_guard
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
 from herd.api.head import HeadAsGetMiddleware
 from herd.api.heartbeat import ApiHeartbeat
+from herd.api.limits import BodyLimitMiddleware
 from herd.api.metrics import install_metrics
 from herd.api.microversion import MicroversionMiddleware
 from herd.api.openapi import install_openapi
@@ -174,6 +175,8 @@ def create_app(
     )
     app.state.herd = services
     errors.install(app)
+    app.add_middleware(errors.UnexpectedErrorMiddleware)  # innermost: a 500 keeps the connection
+    app.add_middleware(BodyLimitMiddleware, settings=settings)  # 413 while a body streams in
     app.add_middleware(MicroversionMiddleware)
     app.add_middleware(HeadAsGetMiddleware)
     # Starlette tries routes in order: the hottest (node reads, marks) go first.

@@ -14,7 +14,7 @@ agent tokens unless it says otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
@@ -116,6 +116,18 @@ def _token_context(services: Services, secret: str, version: APIVersion) -> Requ
         if row is None:
             raise Unauthorized("The request you have made requires authentication.")
         return RequestContext(row.id, row.project, (row.role,), version)
+
+
+#: what an agent token never reads: tenants' specs (where credentials live, e.g. a
+#: process's ``env``), metadata, config and data. Reconciling needs ids, names and projects.
+AGENT_HIDDEN = frozenset(("spec", "metadata", "config", "data", "details", "dependents"))
+
+
+def for_caller(ctx: RequestContext, view: dict[str, Any]) -> dict[str, Any]:
+    """``view`` as the caller may read it: without :data:`AGENT_HIDDEN` for an agent."""
+    if not ctx.is_agent:
+        return view
+    return {key: value for key, value in view.items() if key not in AGENT_HIDDEN}
 
 
 Context = Annotated[RequestContext, Depends(get_context)]

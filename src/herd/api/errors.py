@@ -7,12 +7,15 @@ class gets its parent's status unless it has its own entry.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from herd import errors
 from herd.store.database import IntegrityError
@@ -73,6 +76,10 @@ TITLES: dict[int, tuple[str, str]] = {
         "The resource could not be generated that was acceptable to your request.",
     ),
     409: ("Conflict", "There was a conflict when trying to complete your request."),
+    413: (
+        "Request Entity Too Large",
+        "The body of your request was too large for this server.",
+    ),
     415: ("Unsupported Media Type", "The request media type is not supported."),
     500: (
         "Internal Server Error",
@@ -140,14 +147,41 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(400, validation_message(exc), "BadRequest")
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     status = exc.status_code
     title = TITLES.get(status, ("Error", ""))[0]
     message = str(exc.detail) if exc.detail else title
     if status == 404 and message == "Not Found":
         message = "The resource could not be found."
-    return error_response(status, message, title.replace(" ", ""), dict(exc.headers or {}))
+    headers = dict(exc.headers or {})
+    if status == 405:
+        # Starlette names the methods of the first route whose path matched; the path
+        # may have several routes (GET, PATCH, DELETE), and Allow must name them all.
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return error_response(status, message, title.replace(" ", ""), headers)
+
+
+def _route_methods(routes: Any) -> Iterator[tuple[str, set[str]]]:
+    for route in routes:
+        # FastAPI >= 0.160 keeps an included router's routes behind one object.
+        contexts = getattr(route, "effective_route_contexts", None)
+        for item in contexts() if contexts is not None else (route,):
+            path, methods = getattr(item, "path", None), getattr(item, "methods", None)
+            if isinstance(path, str) and methods:
+                yield path, set(methods)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app serves on this request's path."""
+    path = request.scope.get("path", "")
+    methods: set[str] = set()
+    for template, route_methods in _route_methods(request.app.routes):
+        if compile_path(template)[0].match(path):
+            methods.update(route_methods)
+    if "GET" in methods:
+        methods.add("HEAD")  # api/head.py answers HEAD wherever GET is served
+    return sorted(methods)
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
@@ -165,6 +199,41 @@ async def _integrity_error(_request: Request, exc: Exception) -> JSONResponse:
         "read them again and retry.",
         "Conflict",
     )
+
+
+class UnexpectedErrorMiddleware:
+    """Answer an unexpected exception with Senlin's 500 body, and keep the connection.
+
+    Starlette hands ``Exception`` handlers to its outermost ServerErrorMiddleware, which
+    sends the 500 and then raises the exception again, and uvicorn closes the connection
+    of a request whose app raised after answering: every 500 reset the client's
+    keep-alive connection. Caught here, inside the app, the 500 is an ordinary answer
+    (and the request metrics and the request id see it like any other).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception as exc:
+            if started:
+                raise  # half an answer is out: only closing the connection can end it
+            request = Request(scope)
+            response = await _unexpected_error(request, exc)
+            await response(scope, receive, send)
 
 
 def install(app: FastAPI) -> None:

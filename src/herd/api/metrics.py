@@ -104,6 +104,17 @@ def route_template(scope: Scope) -> str:
     return path if isinstance(path, str) else UNMATCHED
 
 
+#: the methods counted by name; any other (a client may send any token) counts as ``other``,
+#: so made-up methods cannot add series to /metrics
+STANDARD_METHODS = frozenset(
+    ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT")
+)
+
+
+def method_label(method: str) -> str:
+    return method if method in STANDARD_METHODS else "other"
+
+
 class RequestMetricsMiddleware:
     """Pure ASGI middleware counting requests by method, route template and status."""
 
@@ -128,7 +139,7 @@ class RequestMetricsMiddleware:
             await self.app(scope, receive, send_and_watch)
         finally:
             route = route_template(scope)
-            method = str(scope.get("method", ""))
+            method = method_label(str(scope.get("method", "")))
             self.metrics.api_requests.labels(method, route, str(status)).inc()
             self.metrics.api_latency.labels(method, route).observe(time.perf_counter() - started)
             if status == 409:

@@ -17,6 +17,64 @@ from fastapi.openapi.utils import get_openapi
 from herd.api.schemas.base import all_request_models
 
 REF_TEMPLATE = "#/components/schemas/{model}"
+ERROR_REF = {"$ref": "#/components/schemas/SenlinError"}
+#: Senlin's error body (api/errors.py), which every 4xx and 5xx answer carries
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["code", "title", "explanation", "error"],
+    "properties": {
+        "code": {"type": "integer"},
+        "title": {"type": "string"},
+        "explanation": {"type": "string"},
+        "error": {
+            "type": "object",
+            "required": ["code", "message", "type"],
+            "properties": {
+                "code": {"type": "integer"},
+                "message": {"type": "string"},
+                "type": {"type": "string"},
+            },
+        },
+    },
+}
+ERRORS = {
+    "400": "Invalid input: the message names the field and the reason.",
+    "404": "A resource named in the path or the body does not exist (or is not visible).",
+    "409": "The request conflicts with the resource's state or another action.",
+    "413": "The request body is larger than max_request_body_bytes.",
+}
+BODY_METHODS = ("post", "put", "patch")
+
+
+def document_errors(document: dict[str, Any]) -> None:
+    """Say what herd answers: Senlin's error body with 400/404/409/413, never a 422.
+
+    FastAPI documents a 422 ``HTTPValidationError`` for every route with parameters;
+    herd answers invalid input with 400 (api/errors.py), so the 422 would be a lie.
+    """
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            wanted = ["400"]
+            if "{" in path:
+                wanted.append("404")
+            if method in (*BODY_METHODS, "delete"):
+                wanted.append("409")
+            if method in BODY_METHODS:
+                wanted.append("413")
+            for status in wanted:
+                responses.setdefault(
+                    status,
+                    {
+                        "description": ERRORS[status],
+                        "content": {"application/json": {"schema": ERROR_REF}},
+                    },
+                )
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    schemas["SenlinError"] = ERROR_SCHEMA
 
 
 def request_schemas() -> dict[str, Any]:
@@ -44,6 +102,7 @@ def install_openapi(app: FastAPI) -> None:
             components = document.setdefault("components", {}).setdefault("schemas", {})
             for name, schema in request_schemas().items():
                 components.setdefault(name, schema)
+            document_errors(document)
             app.openapi_schema = document
         return app.openapi_schema
 

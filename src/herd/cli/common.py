@@ -80,6 +80,10 @@ def load_spec(spec_file: Path) -> JSONObject:
         text = spec_file.read_text(encoding="utf-8")
     except OSError as exc:
         raise CommandFailed(f"cannot read spec file {spec_file}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise CommandFailed(
+            f"spec file {spec_file} is not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
     try:
         data: Any = json.loads(text) if spec_file.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:

@@ -10,6 +10,7 @@ import typer
 from herd.cli.common import CommandFailed, get_state
 from herd.cli.output import Column, id_column, print_json, print_message, print_table, time_column
 from herd.cli.server import DataDirOption, DbUrlOption
+from herd.errors import InvalidRequest
 
 app = typer.Typer(
     help="API tokens (run on the server, against its database).", no_args_is_help=True
@@ -58,6 +59,10 @@ def create(
     project: Annotated[str, typer.Option(help="The project the token acts in.")],
     role: Annotated[Literal["admin", "member", "agent"], typer.Option(help="What it may do.")],
     name: Annotated[str | None, typer.Option(help="A label for listings.")] = None,
+    expires_in: Annotated[
+        float | None,
+        typer.Option(help="Seconds until the token stops working (default: never).", min=1),
+    ] = None,
     data_dir: DataDirOption = None,
     db_url: DbUrlOption = None,
 ) -> None:
@@ -68,7 +73,11 @@ def create(
     database = _database(data_dir, db_url)
     try:
         with database.write() as session:
-            row, secret = create_token(session, project, role, name or "", time.time())
+            now = time.time()
+            expires_at = None if expires_in is None else now + expires_in
+            row, secret = create_token(
+                session, project, role, name or "", now, expires_at=expires_at
+            )
             record = _as_dict(row)
     finally:
         database.dispose()
@@ -104,7 +113,7 @@ def revoke(
     data_dir: DataDirOption = None,
     db_url: DbUrlOption = None,
 ) -> None:
-    """Revoke a token by id."""
+    """Revoke a token by its id or an unambiguous prefix of at least 8 characters."""
     from herd.store.tokens import revoke as revoke_token  # type: ignore[import-not-found, unused-ignore]
 
     state = get_state(ctx)
@@ -112,10 +121,12 @@ def revoke(
     try:
         with database.write() as session:
             result = revoke_token(session, token_id)
+    except InvalidRequest as exc:
+        raise CommandFailed(exc.message) from None
     finally:
         database.dispose()
     if result is False:
-        raise CommandFailed(f"no token with id {token_id}")
+        raise CommandFailed(f"no token with id {token_id} (or the prefix is ambiguous)")
     if state.json:
         print_json({"revoked": token_id})
     else:

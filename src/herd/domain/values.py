@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from herd.errors import InvalidRequest
 
+#: the longest duration (seconds) any request or spec may ask for: timeouts, grace periods,
+#: hook waits, cooldowns, health intervals. A week; beyond it a value is a mistake or an
+#: attack (1e30 used to make a scale-in wait for ever).
+MAX_DURATION = 7 * 86400
+
 BOOL_TRUE = ("1", "t", "true", "on", "y", "yes")
 BOOL_FALSE = ("0", "f", "false", "off", "n", "no")
 BOOL_ACCEPTED = ", ".join(f"'{word}'" for word in sorted(BOOL_TRUE + BOOL_FALSE))

@@ -76,6 +76,8 @@ def describe_error(exc: BaseException) -> str:
 
 def probe_health(url: str, timeout: float) -> str | None:
     """GET ``url``; None when it answers 2xx, else the reason it failed."""
+    if not url.lower().startswith(("http://", "https://")):
+        return "only http and https health URLs are called"  # urllib would open file:// too
     # Proxies from the environment must not intercept loopback health checks.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:

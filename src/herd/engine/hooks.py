@@ -16,11 +16,13 @@ import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
+from herd.engine.outbound import OutboundGuard, OutboundRefused
 from herd.store import actions as action_store
 from herd.store import events, hook_deliveries
 from herd.store import nodes as node_store
@@ -69,7 +71,9 @@ class HookWaiter:
         # Messages go out side by side: one victim's retries against a dead receiver must
         # not hold back the messages (and the waits) of all the others.
         with (
-            httpx.Client(timeout=self.ctx.settings.webhook_timeout) as client,
+            httpx.Client(
+                timeout=self.ctx.settings.webhook_timeout, trust_env=False, follow_redirects=False
+            ) as client,
             ThreadPoolExecutor(min(SEND_CONCURRENCY, len(waiting))) as senders,
         ):
             # Each sender runs in a copy of this context, so its log lines keep the action's.
@@ -85,12 +89,15 @@ class HookWaiter:
     ) -> tuple[str, str | None, int]:
         payload: dict[str, Any] = message
         headers: dict[str, str] = {}
+        # A webhook URL is the tenant's: it goes through the outbound guard. The Zaqar
+        # endpoint is the operator's (only the queue name, checked at create time, is not).
+        guard = OutboundGuard.from_settings(self.ctx.settings) if hook_type == "webhook" else None
         if hook_type == "webhook":
             url = str(params.get("url", ""))
         else:
             queue = str(params.get("queue", ""))
             base = (self.ctx.settings.zaqar_url or "").rstrip("/")
-            url = f"{base}/v2/queues/{queue}/messages"
+            url = f"{base}/v2/queues/{quote(queue, safe='')}/messages"
             payload = {"messages": [{"ttl": MESSAGE_TTL, "body": message}]}
             headers = {"Client-ID": str(uuid.uuid4())}
             if not base:
@@ -100,12 +107,20 @@ class HookWaiter:
         for attempt in range(max(1, self.ctx.settings.webhook_retries)):
             attempts = attempt + 1
             try:
-                response = client.post(url, json=payload, headers=headers)
+                if guard is not None:
+                    response = guard.request(
+                        client, "POST", url, field="hook url", json=payload, headers=headers
+                    )
+                else:
+                    response = client.post(url, json=payload, headers=headers)
+                # Only the status code is told (events, outputs), never the answer's body.
                 if response.status_code < 300:
                     return url, None, attempts
                 error = f"HTTP {response.status_code} from {url}"
                 if response.status_code < 500 and response.status_code != 429:
                     break  # the receiver refused the message; retrying will not help
+            except OutboundRefused as exc:
+                return url, f"refused: {exc.message}", attempts
             except httpx.HTTPError as exc:
                 error = f"{type(exc).__name__}: {exc}"
             self.ctx.sleep(min(0.2 * (2**attempt), 2.0))

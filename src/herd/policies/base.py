@@ -93,6 +93,13 @@ class Policy(ABC):
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
         """Return the properties with defaults filled in, or raise InvalidSpec."""
 
+    def outbound_urls(self) -> list[tuple[str, str]]:
+        """The URLs herd will call for the tenant, as ``(spec field, url)`` pairs.
+
+        The API checks them against the outbound guard when the policy is created.
+        """
+        return []
+
     def applies_to(self, action: ActionName, phase: Phase) -> bool:
         return (phase, action) in self.targets
 

@@ -18,11 +18,13 @@ count (default 1), then the parsed resize. Differences from Senlin, on purpose:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlparse
 
 from herd.domain.sizing import parse_resize
+from herd.domain.values import MAX_DURATION
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.ranking import rank_victims, rank_victims_by_group
@@ -32,18 +34,19 @@ from herd.types import ActionName, Criteria, Phase
 
 CANDIDATES_GENERATED = "Candidates generated"
 HOOK_TYPES = ("zaqar", "webhook")
+QUEUE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # Zaqar's own rule for queue names
 HOOK_RESULTS = ("CONTINUE", "ABANDON")
 
 PROPERTIES_SCHEMA: dict[str, Field] = {
     "criteria": String(default=Criteria.RANDOM.value, allowed=tuple(c.value for c in Criteria)),
     "destroy_after_deletion": Boolean(default=True),
-    "grace_period": Integer(default=0, min_value=0),
+    "grace_period": Integer(default=0, min_value=0, max_value=MAX_DURATION),
     "reduce_desired_capacity": Boolean(default=True),
     "hooks": Map(
         schema={
             "type": String(default="zaqar", allowed=HOOK_TYPES),
             "params": Map(schema={"queue": String(default=""), "url": String(default="")}),
-            "timeout": Integer(default=0, min_value=0),
+            "timeout": Integer(default=0, min_value=0, max_value=MAX_DURATION),
             "default_result": String(default="CONTINUE", allowed=HOOK_RESULTS),
         }
     ),
@@ -55,6 +58,12 @@ def _check_hooks(hooks: Mapping[str, Any]) -> None:
     if hooks["type"] == "zaqar" and not params["queue"].strip():
         raise InvalidSpec(
             "A 'zaqar' lifecycle hook needs a non-empty 'params.queue'.",
+            field="properties.hooks.params.queue",
+        )
+    if hooks["type"] == "zaqar" and not QUEUE_NAME.fullmatch(params["queue"].strip()):
+        # The name goes into the queue's URL path: no '/', '?', '..' or other surprises.
+        raise InvalidSpec(
+            f"A Zaqar queue name has 1 to 64 letters, digits, '_' or '-', got '{params['queue']}'.",
             field="properties.hooks.params.queue",
         )
     if hooks["type"] == "webhook":
@@ -101,6 +110,12 @@ class DeletionPolicy(Policy):
     @property
     def criteria(self) -> Criteria:
         return Criteria(self.properties["criteria"])
+
+    def outbound_urls(self) -> list[tuple[str, str]]:
+        hooks = self.properties["hooks"]
+        if hooks and hooks["type"] == "webhook":
+            return [("properties.hooks.params.url", str(hooks["params"]["url"]).strip())]
+        return []
 
     @property
     def hooks(self) -> dict[str, Any]:

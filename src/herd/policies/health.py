@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from herd.domain.sizing import parse_resize
+from herd.domain.values import MAX_DURATION
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.health_settings import HealthSettings, read_health_settings
 from herd.policies.spec import Boolean, Field, Integer, List, Map, String, validate_properties
@@ -26,17 +27,18 @@ DETECTION_TYPES = (
     "LIFECYCLE_EVENTS",
     "HYPERVISOR_STATUS_POLLING",
 )
+MAX_RETRIES = 100  # poll URL attempts per check
 RECOVERY_ACTIONS = ("REBOOT", "REBUILD", "RECREATE")
 
 _OPTIONS = Map(
     schema={
-        "interval": Integer(default=60, min_value=1),
+        "interval": Integer(default=60, min_value=1, max_value=MAX_DURATION),
         "poll_url": String(default=""),
         "poll_url_ssl_verify": Boolean(default=True),
         "poll_url_conn_error_as_unhealthy": Boolean(default=True),
         "poll_url_healthy_response": String(default=""),
-        "poll_url_retry_limit": Integer(default=3, min_value=0),
-        "poll_url_retry_interval": Integer(default=3, min_value=0),
+        "poll_url_retry_limit": Integer(default=3, min_value=0, max_value=MAX_RETRIES),
+        "poll_url_retry_interval": Integer(default=3, min_value=0, max_value=MAX_DURATION),
     }
 )
 _MODE = Map(
@@ -55,8 +57,8 @@ PROPERTIES_SCHEMA: dict[str, Field] = {
             "options": _OPTIONS,
             # 1.1 style: several modes and a shared interval.
             "detection_modes": List(item=_MODE),
-            "interval": Integer(default=60, min_value=1),
-            "node_update_timeout": Integer(default=300, min_value=0),
+            "interval": Integer(default=60, min_value=1, max_value=MAX_DURATION),
+            "node_update_timeout": Integer(default=300, min_value=0, max_value=MAX_DURATION),
             "recovery_conditional": String(
                 default="ANY_FAILED", allowed=("ALL_FAILED", "ANY_FAILED")
             ),
@@ -73,8 +75,8 @@ PROPERTIES_SCHEMA: dict[str, Field] = {
                 )
             ),
             "fencing": List(item=String(allowed=("COMPUTE",))),
-            "node_update_timeout": Integer(default=300, min_value=0),
-            "node_delete_timeout": Integer(default=20, min_value=0),
+            "node_update_timeout": Integer(default=300, min_value=0, max_value=MAX_DURATION),
+            "node_delete_timeout": Integer(default=20, min_value=0, max_value=MAX_DURATION),
             "node_force_recreate": Boolean(default=False),
         }
     ),
@@ -115,6 +117,13 @@ class HealthPolicy(Policy):
     def __init__(self, properties: Mapping[str, Any]) -> None:
         super().__init__(properties)
         self.settings: HealthSettings = read_health_settings(self.properties, properties)
+
+    def outbound_urls(self) -> list[tuple[str, str]]:
+        return [
+            (f"{mode.path}.poll_url", mode.poll_url.strip())
+            for mode in self.settings.modes
+            if mode.poll_url.strip()
+        ]
 
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from herd.errors import InvalidSpec
 from herd.types import DetectionType, RecoveryConditional, RecoveryOperation
@@ -32,6 +33,8 @@ class DetectionMode:
     poll_url_healthy_response: str = ""
     poll_url_retry_limit: int = 3
     poll_url_retry_interval: float = 3.0
+    #: where the mode's options are in the spec (for errors naming the field)
+    path: str = field(default="", compare=False)
 
     @property
     def is_polling(self) -> bool:
@@ -78,6 +81,14 @@ def _mode(raw_type: str, options: Mapping[str, Any], path: str) -> DetectionMode
             f"{path}.options.poll_url: required when type is NODE_STATUS_POLL_URL",
             field=f"{path}.options.poll_url",
         )
+    if poll_url.strip():
+        parts = urlsplit(poll_url.strip())
+        if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+            raise InvalidSpec(
+                f"{path}.options.poll_url: only http and https URLs with a host are "
+                f"allowed, got '{poll_url}'",
+                field=f"{path}.options.poll_url",
+            )
     pattern = str(options.get("poll_url_healthy_response") or "")
     try:
         re.compile(pattern)
@@ -97,6 +108,7 @@ def _mode(raw_type: str, options: Mapping[str, Any], path: str) -> DetectionMode
         poll_url_healthy_response=pattern,
         poll_url_retry_limit=int(options.get("poll_url_retry_limit", 3)),
         poll_url_retry_interval=float(options.get("poll_url_retry_interval", 3)),
+        path=f"{path}.options",
     )
 
 

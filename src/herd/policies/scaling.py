@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from herd.domain.sizing import check_size_params
+from herd.domain.values import MAX_DURATION
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.spec import Boolean, Field, Integer, Map, Number, String, validate_properties
@@ -29,7 +30,7 @@ PROPERTIES_SCHEMA: dict[str, Field] = {
             "number": Number(default=1),
             "min_step": Integer(default=1),
             "best_effort": Boolean(default=False),
-            "cooldown": Integer(default=0),
+            "cooldown": Integer(default=0, max_value=MAX_DURATION),
         }
     ),
 }

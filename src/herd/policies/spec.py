@@ -9,6 +9,7 @@ its API turned into a 500; herd's API maps InvalidSpec to 400.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,7 @@ class Field:
     required: bool = False
     allowed: tuple[Any, ...] = ()
     min_value: float | None = None
+    max_value: float | None = None
 
     def resolve(self, value: Any, path: str) -> Any:
         """Return the checked value (the default when ``value`` is missing)."""
@@ -126,6 +128,12 @@ class Field:
             raise InvalidSpec(
                 f"The value '{value}' of '{key}' must be greater than or equal to "
                 f"{self.min_value:g}.",
+                field=path,
+            )
+        if self.max_value is not None and result > self.max_value:
+            key = path.rsplit(".", 1)[-1]
+            raise InvalidSpec(
+                f"The value '{value}' of '{key}' must be less than or equal to {self.max_value:g}.",
                 field=path,
             )
         return result
@@ -164,6 +172,8 @@ class Integer(Field):
 class Number(Field):
     def convert(self, value: Any, path: str) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InvalidSpec(f"The value '{value}' is not a valid number.", field=path)
             return value
         if isinstance(value, str):
             try:
@@ -171,7 +181,9 @@ class Number(Field):
             except ValueError:
                 pass
             else:
-                return int(number) if number.is_integer() else number
+                # "NaN" and "inf" parse as floats but are no numbers a policy can use.
+                if math.isfinite(number):
+                    return int(number) if number.is_integer() else number
         raise InvalidSpec(f"The value '{value}' is not a valid number.", field=path)
 
 

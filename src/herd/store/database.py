@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -20,10 +21,17 @@ from typing import Any
 import orjson
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
+from sqlalchemy.exc import (
+    ArgumentError,
+    IntegrityError,
+    NoSuchModuleError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
+from herd.errors import DatabaseUnavailable
 from herd.store import member_cache, member_revisions
 from herd.store.member_cache import MemberCache
 
@@ -65,6 +73,34 @@ def _json_text(value: Any) -> str:
         return json.dumps(value)
 
 
+def _json_value(text: str | bytes) -> Any:
+    """JSON columns' values: orjson, with the stdlib for what orjson refuses to read.
+
+    orjson refuses the escape of a lone UTF-16 surrogate (``"\\ud800"``), which the
+    stdlib writes (above). The API refuses such strings now (api/input_guard.py), but a
+    row stored before must not fail every read of it (``GET /v1/actions`` was a 500 for
+    every later request): it is read with each lone surrogate replaced by U+FFFD, a
+    character every encoder and every client takes.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _without_surrogates(json.loads(text))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    return value
+
+
 def _sqlite_engine(url: str, *, immediate: bool, synchronous: str) -> Engine:
     engine = create_engine(
         url,
@@ -72,7 +108,7 @@ def _sqlite_engine(url: str, *, immediate: bool, synchronous: str) -> Engine:
         pool_size=32,
         max_overflow=32,
         json_serializer=_json_text,
-        json_deserializer=orjson.loads,
+        json_deserializer=_json_value,
     )
 
     @event.listens_for(engine, "connect")
@@ -93,6 +129,32 @@ def _sqlite_engine(url: str, *, immediate: bool, synchronous: str) -> Engine:
     return engine
 
 
+def _sqlite_directory(directory: Path) -> None:
+    """Make the SQLite file's directory if only it is missing (the data directory).
+
+    A URL naming a directory that does not exist is a mistake to report, not a tree to
+    create (``sqlite:////no/such/dir/x.db`` made ``/no/such/dir``).
+    """
+    if directory.is_dir():
+        return
+    if directory.exists():
+        raise DatabaseUnavailable(f"{directory} is not a directory (--data-dir, --db-url)")
+    if not directory.parent.is_dir():
+        raise DatabaseUnavailable(
+            f"the directory {directory.parent} does not exist: herd makes the data directory, "
+            "not the directories above it (--data-dir, --db-url)"
+        )
+    directory.mkdir(exist_ok=True)
+
+
+def _safe(url: str) -> str:
+    """The URL without its password, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        return "(unparseable URL)"
+
+
 class Database:
     """Owns the engines and hands out units of work.
 
@@ -111,26 +173,31 @@ class Database:
             raise ValueError(f"sqlite_synchronous must be one of {SQLITE_SYNCHRONOUS}")
         self.url = _normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
-        if self.is_sqlite:
-            path = self.url.split("///", 1)[-1]
-            if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self.write_engine = _sqlite_engine(
-                self.url, immediate=True, synchronous=sqlite_synchronous
-            )
-            self.read_engine = _sqlite_engine(
-                self.url, immediate=False, synchronous=sqlite_synchronous
-            )
-        else:
-            self.write_engine = create_engine(
-                self.url,
-                pool_size=20,
-                max_overflow=40,
-                pool_pre_ping=True,
-                json_serializer=_json_text,
-                json_deserializer=orjson.loads,
-            )
-            self.read_engine = self.write_engine
+        try:
+            if self.is_sqlite:
+                path = self.url.split("///", 1)[-1].split("?", 1)[0]
+                if path and path != ":memory:":
+                    _sqlite_directory(Path(path).parent)
+                self.write_engine = _sqlite_engine(
+                    self.url, immediate=True, synchronous=sqlite_synchronous
+                )
+                self.read_engine = _sqlite_engine(
+                    self.url, immediate=False, synchronous=sqlite_synchronous
+                )
+            else:
+                self.write_engine = create_engine(
+                    self.url,
+                    pool_size=20,
+                    max_overflow=40,
+                    pool_pre_ping=True,
+                    json_serializer=_json_text,
+                    json_deserializer=_json_value,
+                )
+                self.read_engine = self.write_engine
+        except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+            raise DatabaseUnavailable(
+                f"invalid database URL (--db-url, HERD_DB_URL) {_safe(url)}: {exc}"
+            ) from None
         # SQLite runs one writer at a time anyway. Queueing this process's writers on a lock
         # spares them SQLite's sleeping busy handler, whose back-off starved some callers for
         # seconds under 32 concurrent clients (other processes still meet the busy timeout).
@@ -197,10 +264,13 @@ class Database:
                     command.upgrade(config, revision)
                     connection.commit()
                 return
-            except OperationalError:
+            except OperationalError as exc:
                 # Several engine processes may start together on one database.
                 if attempt == 4:
-                    raise
+                    reason = str(exc.orig or exc).strip().splitlines()[0]
+                    raise DatabaseUnavailable(
+                        f"cannot open the database {_safe(self.url)}: {reason}"
+                    ) from None
                 time.sleep(0.5 * (attempt + 1))
 
     def ping(self) -> str | None:

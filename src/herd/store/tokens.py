@@ -82,9 +82,29 @@ def list_tokens(session: Session, project: str | None = None) -> Sequence[TokenR
     return session.scalars(query).all()
 
 
+MIN_PREFIX = 8
+
+
 def revoke(session: Session, token_id: str) -> bool:
-    """Delete a token by id (or unique id prefix); True when one was deleted."""
-    ids = session.scalars(select(TokenRow.id).where(TokenRow.id.startswith(token_id))).all()
+    """Delete a token by its id, or by a prefix of it of at least 8 characters that no
+    other token's id shares; True when one was deleted.
+
+    Raises:
+        InvalidRequest: the id is shorter than 8 characters and no token has it exactly.
+    """
+    token_id = token_id.strip()
+    exact = session.scalars(select(TokenRow.id).where(TokenRow.id == token_id)).first()
+    if exact is not None:
+        session.execute(delete(TokenRow).where(TokenRow.id == exact))
+        return True
+    if len(token_id) < MIN_PREFIX:
+        raise InvalidRequest(
+            f"Give a token's id or at least {MIN_PREFIX} characters of it, got '{token_id}'.",
+            field="token_id",
+        )
+    ids = session.scalars(
+        select(TokenRow.id).where(TokenRow.id.startswith(token_id, autoescape=True)).limit(2)
+    ).all()
     if len(ids) != 1:
         return False
     session.execute(delete(TokenRow).where(TokenRow.id == ids[0]))

@@ -106,7 +106,7 @@ def test_token_refuses_a_missing_or_empty_data_dir(
 def test_token_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     store: dict[str, dict[str, Any]] = {}
 
-    def create_token(session: Any, project: str, role: str, name: str, now: float) -> Any:
+    def create_token(session: Any, project: str, role: str, name: str, now: float, **_: Any) -> Any:
         row = types.SimpleNamespace(
             id="tok-1", name=name, project=project, role=role, created_at=now, expires_at=None
         )

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Request, Response
 from fastapi.responses import JSONResponse
 
 from herd.api import pagination
-from herd.api.auth import Context, ReaderContext
+from herd.api.auth import Context, ReaderContext, for_caller
 from herd.api.deps import ServicesDep
 from herd.api.microversion import APIVersion
 from herd.api.schemas.base import openapi_body, parse_body
@@ -51,7 +51,7 @@ def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -
         query = query.where(spans_region(region))
     with services.database.read() as session:
         rows = pagination.apply(session, query, LIST_SPEC, params, scope)
-        return {"clusters": render_clusters(session, rows)}
+        return {"clusters": [for_caller(ctx, view) for view in render_clusters(session, rows)]}
 
 
 V1_6 = APIVersion(1, 6)
@@ -76,7 +76,7 @@ def get_cluster(cluster_id: str, services: ServicesDep, ctx: ReaderContext) -> d
     with services.database.read() as session:
         row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
         deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, row)
-        return {"cluster": render_cluster(session, row)}
+        return {"cluster": for_caller(ctx, render_cluster(session, row))}
 
 
 @router.patch(

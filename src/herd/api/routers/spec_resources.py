@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Body, Path, Request, Response
 
 from herd.api import pagination
-from herd.api.auth import Context, ReaderContext
+from herd.api.auth import Context, ReaderContext, for_caller
 from herd.api.deps import ServicesDep
 from herd.api.microversion import require
 from herd.api.schemas.base import openapi_body, parse_body
@@ -46,7 +46,7 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
         with services.database.read() as session:
             query = service.list_query(spec, ctx)
             rows = pagination.apply(session, query, list_spec, params, scope)
-            return {plural: [view(row) for row in rows]}
+            return {plural: [for_caller(ctx, view(row)) for row in rows]}
 
     def create(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
         request: Any = parse_body(spec.create_request, body, envelope=kind)
@@ -64,7 +64,7 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
 
     def show(services: ServicesDep, ctx: ReaderContext, ident: str = identity) -> dict[str, Any]:
         with services.database.read() as session:
-            return {kind: view(service.find_visible(session, ctx, spec, ident))}
+            return {kind: for_caller(ctx, view(service.find_visible(session, ctx, spec, ident)))}
 
     def update(
         services: ServicesDep, ctx: Context, ident: str = identity, body: Any = Body(None)

@@ -128,9 +128,14 @@ def senlin_int(
 
 
 def senlin_str(
-    *, max_length: int = 255, required: bool = False, non_empty: bool = False
+    *,
+    max_length: int = 255,
+    required: bool = False,
+    non_empty: bool = False,
+    strings_only: bool = False,
 ) -> BeforeValidator:
-    """A string (numbers are taken as their text, as Senlin's fields do), for ``Annotated``."""
+    """A string (numbers are taken as their text, as Senlin's fields do, unless
+    ``strings_only``), for ``Annotated``."""
 
     def check(value: Any, info: ValidationInfo) -> str | None:
         field = str(info.field_name)
@@ -139,6 +144,8 @@ def senlin_str(
                 raise _required(info)
             return None
         if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise fail(f"The value '{value}' is not a valid string.")
+        if strings_only and not isinstance(value, str):
             raise fail(f"The value '{value}' is not a valid string.")
         text = str(value)
         if len(text) > max_length:
@@ -153,6 +160,8 @@ def senlin_str(
 #: a resource name: a non-empty string of at most 255 characters
 Name = Annotated[str, senlin_str(required=True, non_empty=True)]
 OptionalName = Annotated[str | None, senlin_str(non_empty=True)]
+#: a new name in an update: a JSON string only (``name: 123`` is refused, not stored)
+NewName = Annotated[str | None, senlin_str(non_empty=True, strings_only=True)]
 #: a resource named by id, name or short id (looked up later)
 Identity = Annotated[str, senlin_str(required=True)]
 OptionalIdentity = Annotated[str | None, senlin_str()]

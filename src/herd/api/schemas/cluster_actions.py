@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, ValidationInfo, field_validator
@@ -60,8 +61,11 @@ def _number(value: Any, info: ValidationInfo) -> float | None:
     try:
         if isinstance(value, bool):
             raise ValueError(value)
-        return float(value)
-    except (TypeError, ValueError):
+        number = float(value)
+        if not math.isfinite(number):  # "NaN", "inf", 1e400: no capacity is that
+            raise ValueError(value)
+        return number
+    except (TypeError, ValueError, OverflowError):
         raise fail(f"The value for number must be a number: '{value}'.") from None
 
 

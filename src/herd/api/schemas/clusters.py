@@ -14,11 +14,12 @@ from herd.api.schemas.base import (
     SenlinBool,
     senlin_int,
 )
+from herd.domain.values import MAX_DURATION
 
 MAX_NODES = "max_nodes_per_cluster"
 Size = Annotated[int | None, senlin_int(minimum=0)]
 MaxSize = Annotated[int | None, senlin_int(minimum=-1, maximum_from=MAX_NODES)]
-Timeout = Annotated[int | None, senlin_int(non_negative=True)]
+Timeout = Annotated[int | None, senlin_int(non_negative=True, maximum=MAX_DURATION)]
 
 
 class ClusterCreate(RequestModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ValidationInfo
@@ -39,7 +40,8 @@ def _node_metadata(value: Any, info: ValidationInfo) -> dict[str, Any] | None:
         if isinstance(cost, bool) or not isinstance(cost, int | float | str):
             raise fail(f"metadata.deletion_cost: '{cost}' is not a number.")
         try:
-            float(cost)
+            if not math.isfinite(float(cost)):
+                raise ValueError(cost)
         except ValueError:
             raise fail(f"metadata.deletion_cost: '{cost}' is not a number.") from None
     return {str(key): item for key, item in value.items()}

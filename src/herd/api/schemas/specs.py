@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from herd.api.schemas.base import JsonMap, Name, OptionalName, RequestModel
+from herd.api.schemas.base import JsonMap, Name, NewName, RequestModel
 
 SPEC_DESCRIPTION = (
     "The spec: a map {type, version, properties} or the same as a YAML string. "
@@ -25,7 +25,7 @@ class ProfileCreate(RequestModel):
 class ProfileUpdate(RequestModel):
     """``PATCH /v1/profiles/<id>`` ``{"profile": {...}}``."""
 
-    name: OptionalName = None
+    name: NewName = None
     metadata: JsonMap = None
 
 
@@ -45,4 +45,4 @@ class PolicyCreate(RequestModel):
 class PolicyUpdate(RequestModel):
     """``PATCH /v1/policies/<id>`` ``{"policy": {...}}``."""
 
-    name: OptionalName = None
+    name: NewName = None

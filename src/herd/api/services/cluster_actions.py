@@ -33,13 +33,19 @@ from herd.api.schemas.cluster_actions import (
     ScaleOutParams,
 )
 from herd.api.services.common import find_referenced
-from herd.domain.sizing import ResizeRequest, check_size_params, validate_resize_request
+from herd.api.services.quotas import check_node_quota
+from herd.domain.sizing import (
+    ResizeRequest,
+    calculate_desired,
+    check_size_params,
+    validate_resize_request,
+)
 from herd.errors import InvalidRequest, NotFound, ResourceInUse
 from herd.store import bindings, clusters, profiles
 from herd.store.database import Session
-from herd.store.lookup import find
+from herd.store.lookup import Scope, find
 from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow
-from herd.types import ActionName, NodeStatus, ResourceType
+from herd.types import ActionName, AdjustmentType, NodeStatus, ResourceType
 
 V1_4 = APIVersion(1, 4)
 V1_6 = APIVersion(1, 6)
@@ -69,6 +75,7 @@ def _scale(model: type[ScaleInParams | ScaleOutParams], action: ActionName, sign
             return action, seed
         # Not strict at the API, as Senlin: only max_nodes_per_cluster is enforced here.
         _size_error(services, cluster, cluster.desired_capacity + sign * count, strict=False)
+        check_node_quota(session, services, cluster.project, sign * count)
         return action, {"count": count, **seed}
 
     return handle
@@ -93,15 +100,31 @@ def _resize(
         min_step=params.min_step,
         strict=params.strict,
     )
-    inputs = validate_resize_request(request, cluster, _member_count(session, cluster), max_nodes)
+    current = _member_count(session, cluster)
+    inputs = validate_resize_request(request, cluster, current, max_nodes)
+    check_node_quota(session, services, cluster.project, _resize_growth(inputs, current))
     if params.seed is not None:
         inputs["seed"] = params.seed
     return ActionName.CLUSTER_RESIZE, inputs
 
 
-def _find_node(session: Session, ctx: RequestContext, identity: str) -> NodeRow | None:
+def _resize_growth(inputs: Inputs, current: int) -> int:
+    """How many nodes a validated resize adds (for the node quota; negative: it shrinks)."""
+    target = current
+    if inputs["adjustment_type"] is not None and inputs["number"] is not None:
+        kind = AdjustmentType(inputs["adjustment_type"])
+        target = calculate_desired(current, kind, inputs["number"], inputs["min_step"])
+    if inputs["min_size"] is not None:
+        target = max(target, inputs["min_size"])
+    if inputs["max_size"] is not None and inputs["max_size"] >= 0:
+        target = min(target, inputs["max_size"])
+    return target - current
+
+
+def _find_node(session: Session, cluster: ClusterRow, identity: str) -> NodeRow | None:
+    """A node a body names, in the cluster's own project whoever asks."""
     try:
-        return find(session, NodeRow, identity, ctx.scope(), "node")
+        return find(session, NodeRow, identity, Scope(cluster.project), "node")
     except NotFound:
         return None
 
@@ -117,7 +140,7 @@ def _add_nodes(
     cluster_type = _profile_type(session, cluster.profile_id)
     found, not_found, bad, owned, mismatched = [], [], [], [], []
     for identity in params.nodes:
-        node = _find_node(session, ctx, identity)
+        node = _find_node(session, cluster, identity)
         if node is None or node.project != cluster.project:
             not_found.append(identity)
             continue
@@ -152,7 +175,7 @@ def _del_nodes(
     params = parse_body(DelNodesParams, raw, label="del_nodes", ignore=ignore)
     found, not_found, not_members = [], [], []
     for identity in params.nodes:
-        node = _find_node(session, ctx, identity)
+        node = _find_node(session, cluster, identity)
         if node is None:
             not_found.append(identity)
         elif node.cluster_id != cluster.id:
@@ -188,13 +211,13 @@ def _replace_nodes(
     found: dict[str, str] = {}
     not_member, missing_old, missing_new, not_orphan, bad, mismatched = [], [], [], [], [], []
     for old_identity, new_identity in pairs.items():
-        old = _find_node(session, ctx, str(old_identity))
+        old = _find_node(session, cluster, str(old_identity))
         if old is None:
             missing_old.append(old_identity)
             continue
         if old.cluster_id != cluster.id:
             not_member.append(old.id)
-        new = _find_node(session, ctx, str(new_identity))
+        new = _find_node(session, cluster, str(new_identity))
         if new is None:
             missing_new.append(new_identity)
             continue
@@ -246,9 +269,12 @@ def _recover(
     return ActionName.CLUSTER_RECOVER, recover_inputs(params)
 
 
-def _policy(session: Session, ctx: RequestContext, identity: str) -> PolicyRow:
+def _policy(session: Session, cluster: ClusterRow, identity: str) -> PolicyRow:
+    """The policy a body names, in the cluster's own project (an admin acting on another
+    project's cluster cannot bind a third project's policy, which its owner could then
+    not delete)."""
     policy: PolicyRow = find_referenced(
-        session, PolicyRow, identity, ctx.scope(), ResourceType.POLICY
+        session, PolicyRow, identity, Scope(cluster.project), ResourceType.POLICY
     )
     return policy
 
@@ -261,7 +287,7 @@ def _policy_attach(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
     params = parse_body(PolicyAttachParams, raw, label="policy_attach")
-    policy = _policy(session, ctx, params.policy_id)
+    policy = _policy(session, cluster, params.policy_id)
     enabled = True if params.enabled is None else params.enabled
     inputs = {"policy_id": policy.id, "enabled": enabled}
     return ActionName.CLUSTER_ATTACH_POLICY, inputs
@@ -281,7 +307,7 @@ def _policy_detach(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
     params = parse_body(PolicyDetachParams, raw, label="policy_detach")
-    policy = _policy(session, ctx, params.policy_id)
+    policy = _policy(session, cluster, params.policy_id)
     _require_binding(session, cluster, policy, params.policy_id)
     return ActionName.CLUSTER_DETACH_POLICY, {"policy_id": policy.id}
 
@@ -290,7 +316,7 @@ def _policy_update(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, Inputs]:
     params = parse_body(PolicyUpdateParams, raw, label="policy_update")
-    policy = _policy(session, ctx, params.policy_id)
+    policy = _policy(session, cluster, params.policy_id)
     _require_binding(session, cluster, policy, params.policy_id)
     inputs: Inputs = {"policy_id": policy.id}
     if params.enabled is not None:

@@ -18,6 +18,7 @@ from herd.api.services.common import (
     refuse_if_deleting,
     submit,
 )
+from herd.api.services.quotas import check_cluster_quota, check_node_quota
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
 from herd.store import clusters
@@ -53,8 +54,12 @@ def create_cluster(
     )
     if error:
         raise InvalidRequest(error)
+    check_cluster_quota(session, services, ctx.project)
+    check_node_quota(session, services, ctx.project, desired)
+    # A body names resources of the caller's own project, admins included (another
+    # project's profile would become undeletable by its owner).
     profile = find_referenced(
-        session, ProfileRow, request.profile_id, ctx.scope(), ResourceType.PROFILE
+        session, ProfileRow, request.profile_id, ctx.own_scope(), ResourceType.PROFILE
     )
     cluster = clusters.add_new(
         session,
@@ -110,7 +115,7 @@ def update_cluster(
     )
     if request.profile_id is not None:
         profile_id = profile_change(
-            session, ctx, cluster.profile_id, request.profile_id, ResourceType.CLUSTER
+            session, cluster.project, cluster.profile_id, request.profile_id, ResourceType.CLUSTER
         )
         if profile_id is not None:
             inputs["profile_id"] = profile_id

@@ -59,13 +59,14 @@ def changed_inputs(requested: Mapping[str, Any], current: Mapping[str, Any]) -> 
 
 
 def profile_change(
-    session: Session, ctx: RequestContext, current_id: str, requested: Any, owner: ResourceType
+    session: Session, project: str, current_id: str, requested: Any, owner: ResourceType
 ) -> str | None:
     """The profile an update of a cluster or node asks for; None when it is the current one.
 
+    The profile is looked up in ``project``, the updated resource's own, whoever asks.
     A profile of another type is refused (Senlin's text).
     """
-    profile = find_referenced(session, ProfileRow, requested, ctx.scope(), ResourceType.PROFILE)
+    profile = find_referenced(session, ProfileRow, requested, Scope(project), ResourceType.PROFILE)
     if profile.id == current_id:
         return None
     current = profiles.get(session, current_id)

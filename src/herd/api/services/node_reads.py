@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from herd.api import pagination
-from herd.api.auth import RequestContext
+from herd.api.auth import RequestContext, for_caller
 from herd.api.services import deletions
 from herd.api.views import node_view_from_values
 from herd.errors import InvalidRequest, NotFound
@@ -44,7 +44,7 @@ def get_node(
     connection: Connection, ctx: RequestContext, identity: str, details: bool
 ) -> dict[str, Any]:
     row = node_reads.read_node(connection, identity, ctx.scope(), agent=ctx.is_agent)
-    return node_view_from_values(row, ctx.version, details)
+    return for_caller(ctx, node_view_from_values(row, ctx.version, details))
 
 
 def _cluster_id(session: Session, ctx: RequestContext, identity: str, scope: Any) -> str:
@@ -71,4 +71,4 @@ def list_nodes(
         )
     rows = node_reads.fetch(session, pagination.page(session, query, LIST_SPEC, params, scope))
     version = ctx.version
-    return [node_view_from_values(row, version, details) for row in rows]
+    return [for_caller(ctx, node_view_from_values(row, version, details)) for row in rows]

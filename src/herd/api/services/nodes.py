@@ -20,6 +20,7 @@ from herd.api.services.common import (
     single_action,
     submit,
 )
+from herd.api.services.quotas import check_node_quota
 from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
 from herd.store import clusters, profiles
 from herd.store import nodes as node_store
@@ -39,13 +40,15 @@ BUSY_STATUSES = (
 def create_node(
     session: Session, services: Services, ctx: RequestContext, request: NodeCreate
 ) -> tuple[NodeRow, ActionRow]:
+    # A body names resources of the caller's own project, admins included.
     profile = find_referenced(
-        session, ProfileRow, request.profile_id, ctx.scope(), ResourceType.PROFILE
+        session, ProfileRow, request.profile_id, ctx.own_scope(), ResourceType.PROFILE
     )
+    check_node_quota(session, services, ctx.project, 1)
     cluster: ClusterRow | None = None
     if request.cluster_id:
         cluster = find_referenced(
-            session, ClusterRow, request.cluster_id, ctx.scope(), ResourceType.CLUSTER
+            session, ClusterRow, request.cluster_id, ctx.own_scope(), ResourceType.CLUSTER
         )
         cluster_type = profiles.get(session, cluster.profile_id)
         if cluster_type is not None and cluster_type.type != profile.type:
@@ -101,7 +104,7 @@ def update_node(
     )
     if request.profile_id is not None:
         profile_id = profile_change(
-            session, ctx, node.profile_id, request.profile_id, ResourceType.NODE
+            session, node.project, node.profile_id, request.profile_id, ResourceType.NODE
         )
         if profile_id is not None:
             inputs["profile_id"] = profile_id

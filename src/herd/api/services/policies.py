@@ -9,6 +9,7 @@ from herd.api.deps import Services
 from herd.api.schemas.specs import PolicyCreate, PolicyUpdate
 from herd.api.services.profiles import spec_map
 from herd.api.services.spec_resources import SpecKind
+from herd.engine.outbound import OutboundGuard, check_urls
 from herd.errors import InvalidSpec, NotFound
 from herd.policies.spec import describe_schema
 from herd.store.models import PolicyRow
@@ -20,7 +21,10 @@ def parse_policy_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str,
     """Validate a policy spec through the policy registry; return (type, spec)."""
     if raw_spec is None:
         raise InvalidSpec("'spec' is a required property", field="spec")
-    type_name, _policy = services.policies.create(raw_spec)
+    type_name, policy = services.policies.create(raw_spec)
+    # The URLs herd will call for the tenant: refused now (400 naming the field) rather
+    # than on the first call (the guard checks them again then; engine/outbound.py).
+    check_urls(OutboundGuard.from_settings(services.settings), policy.outbound_urls())
     return type_name, spec_map(raw_spec)
 
 

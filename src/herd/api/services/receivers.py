@@ -148,7 +148,7 @@ def create_receiver(
         )
     action, spec = receiver_action(request.action)
     params = check_params(services, spec, request.params)
-    cluster = target_cluster(session, ctx.scope(), request.cluster_id)
+    cluster = target_cluster(session, ctx.own_scope(), request.cluster_id)
     row, _secret = store.new_receiver(
         name=request.name,
         type_=WEBHOOK,

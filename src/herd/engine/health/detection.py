@@ -18,13 +18,13 @@ from typing import Any
 import httpx
 
 from herd.drivers.base import Driver, ResourceRef
+from herd.engine.outbound import OutboundGuard, OutboundRefused
 from herd.errors import HerdError
 from herd.policies.health_rules import ModeAnswer
 from herd.policies.health_settings import DetectionMode
 from herd.types import DetectionType
 
 _PLACEHOLDER = re.compile(r"\{(nodename|node_id|index|cluster_id|physical_id|port)\}")
-_BODY_LIMIT = 200  # characters of a body quoted in a reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +83,14 @@ def probe_status(driver: Driver, target: ProbeTarget) -> ModeAnswer:
 
 
 class PollUrlClients:
-    """One HTTP client per ``poll_url_ssl_verify`` value, shared by every probe."""
+    """One HTTP client per ``poll_url_ssl_verify`` value, shared by every probe, and the
+    outbound guard every poll goes through (it follows the redirects, each one checked)."""
 
-    def __init__(self) -> None:
+    def __init__(self, guard: OutboundGuard | None = None) -> None:
+        self.guard = guard if guard is not None else OutboundGuard()
         # Proxies from the environment must not intercept health probes.
         self._clients = {
-            verify: httpx.Client(verify=verify, trust_env=False, follow_redirects=True)
+            verify: httpx.Client(verify=verify, trust_env=False, follow_redirects=False)
             for verify in (True, False)
         }
 
@@ -100,20 +102,26 @@ class PollUrlClients:
             client.close()
 
 
-def _attempt(client: httpx.Client, url: str, mode: DetectionMode) -> tuple[bool | None, str]:
-    """One GET: (True, ...) healthy, (False, why) unhealthy, (None, why) connection error."""
+def _attempt(clients: PollUrlClients, url: str, mode: DetectionMode) -> tuple[bool | None, str]:
+    """One GET: (True, ...) healthy, (False, why) unhealthy, (None, why) connection error.
+
+    The reasons never quote the answer's body: they are shown to the tenant, and the
+    body of whatever the URL reached is none of its business (docs/security.md).
+    """
     timeout = max(mode.poll_url_retry_interval * 0.1, 1.0)  # Senlin's per-attempt timeout
+    client = clients.get(mode.poll_url_ssl_verify)
     try:
-        response = client.get(url, timeout=timeout)
+        response = clients.guard.request(client, "GET", url, field="poll_url", timeout=timeout)
+    except OutboundRefused as exc:
+        return None, f"refused: {exc.message}"
     except httpx.HTTPError as exc:
         return None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if not response.is_success:
-        return False, f"HTTP {response.status_code}"
+        return False, f"poll URL answered HTTP {response.status_code}"
     pattern = mode.poll_url_healthy_response
     if pattern and re.search(pattern, response.text) is None:
-        body = response.text[:_BODY_LIMIT].replace("\n", " ")
-        return False, f"answer did not match {pattern!r}: {body!r}"
-    return True, f"HTTP {response.status_code}"
+        return False, f"poll URL answer did not match {pattern!r}"
+    return True, f"poll URL answered HTTP {response.status_code}"
 
 
 def probe_poll_url(
@@ -132,11 +140,10 @@ def probe_poll_url(
         url = expand_poll_url(mode.poll_url, target)
     except ValueError as exc:
         return ModeAnswer(kind, False, f"poll_url {mode.poll_url}: {exc}")
-    client = clients.get(mode.poll_url_ssl_verify)
     attempts = max(1, mode.poll_url_retry_limit)
     reason = ""
     for attempt in range(1, attempts + 1):
-        healthy, reason = _attempt(client, url, mode)
+        healthy, reason = _attempt(clients, url, mode)
         if healthy is None:
             if not mode.poll_url_conn_error_as_unhealthy:
                 return ModeAnswer(kind, True, f"{url}: connection error ignored ({reason})")

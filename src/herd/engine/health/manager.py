@@ -24,6 +24,7 @@ from herd.engine.health.leases import LeaseKeeper
 from herd.engine.health.rounds import HealthRound
 from herd.engine.health.snapshot import profiles_for
 from herd.engine.health.state import ClusterState, PendingEvent
+from herd.engine.outbound import OutboundGuard
 from herd.errors import HerdError
 from herd.policies.health_rules import CHECKABLE, round_due
 from herd.policies.health_settings import HealthSettings, read_health_settings
@@ -45,7 +46,7 @@ class HealthManager:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self.leases = LeaseKeeper(ctx)
-        self.clients = PollUrlClients()
+        self.clients = PollUrlClients(OutboundGuard.from_settings(ctx.settings))
         self.probes = ThreadPoolExecutor(
             ctx.settings.health_probe_workers, thread_name_prefix="herd-probe"
         )
