@@ -20,8 +20,10 @@ nova-bed:
 	PYTHON=$(PYTHON) scripts/nova-bed/install.sh
 
 ## Start herd on its embedded defaults: SQLite under ./herd-data, process driver, 127.0.0.1:8778.
+## A development server: the members it runs are on this machine, so their health poll URLs
+## and hook receivers on loopback are allowed (docs/security.md, the outbound guard).
 serve: $(STAMP)
-	$(BIN)/herd serve
+	HERD_OUTBOUND_ALLOW='["127.0.0.0/8", "::1"]' $(BIN)/herd serve
 
 ## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end, against a real
 ## Nova), plus lint, the import contracts (layering, pure decision code) and types.
