@@ -73,7 +73,7 @@ export function clusterView(clusterId) {
     fillIfChanged(el.waiting, { actions: waiting.actions, names }, drawWaiting);
     fillIfChanged(el.timeline, { actions: actions.actions, names }, drawTimeline);
     const history = sizeHistory(sizes.size_history, cluster.node_count);
-    fillIfChanged(el.chart, sizes.size_history, () => {
+    fillIfChanged(el.chart, [sizes.size_history, cluster.node_count, cluster.desired_capacity], () => {
       const box = h("div", { class: "chart" });
       requestAnimationFrame(() => sizeChart(box, history.times, history.sizes,
         `Cluster size over time: ${cluster.node_count} members now, desired ${cluster.desired_capacity}, ${sizes.size_history.length} changes stored`));
