@@ -47,9 +47,17 @@ export function clusterView(clusterId) {
 
   async function refresh() {
     const path = `/v1/clusters/${encodeURIComponent(clusterId)}`;
+    // The member page is asked for at once (the API resolves a name or short id itself), so
+    // the first rows do not wait for the rest of the page.
+    const summary = get(`${path}${query({ show_nodes: false })}`);
+    const count = summary.then((one) => one.cluster.node_count);
+    const rows = members.refresh(count);
+    // Both are awaited below, or moot for a missing cluster: never "uncaught".
+    count.catch(() => {});
+    rows.catch(() => {});
     let one;
     try {
-      one = await get(`${path}${query({ show_nodes: false })}`);
+      one = await summary;
     } catch (failure) {
       if (!(failure instanceof ApiError) || failure.status !== 404) throw failure;
       document.title = "Cluster not found · herd";
@@ -65,7 +73,7 @@ export function clusterView(clusterId) {
       get(`/v1/actions${query({ cluster_id: cluster.id, status: "WAITING_LIFECYCLE_COMPLETION" })}`),
       get(`${path}/size-history`),
       get(`${path}/policies`),
-      members.refresh(cluster.node_count),
+      rows,
     ]);
     const names = await memberNames([...actions.actions, ...waiting.actions]);
     document.title = `${cluster.name} · herd`;

@@ -47,11 +47,12 @@ export function membersPanel(clusterId, { cluster, changed }) {
     ...state.filters,
   })}`;
 
+  // Draws the page as soon as it arrives; the pager once the member count (a promise) is known.
   async function refresh(memberCount) {
-    total = memberCount;
     const nodes = (await get(path())).nodes;
     lastPage = nodes.slice(0, state.limit);
     fillIfChanged(rowsBox, lastPage, draw);
+    total = await memberCount;
     const first = state.markers.length * state.limit + 1;
     const filtered = Object.keys(state.filters).length > 0;
     fillIfChanged(pager, { first, n: lastPage.length, more: nodes.length > state.limit, total, filtered }, drawPager);
