@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import Connection, delete, event, func, inspect, select
+from sqlalchemy import Connection, delete, event, func, insert, inspect, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from herd.store.models import ClusterRow, ClusterSizeRow, NodeRow
@@ -96,7 +96,7 @@ def record(connection: Connection, cluster_ids: Iterable[str], now: float) -> No
         if last is not None and (last[0], last[1]) == (members, desired):
             continue
         connection.execute(
-            ClusterSizeRow.__table__.insert().values(
+            insert(ClusterSizeRow).values(
                 cluster_id=cluster_id, at=now, members=int(members), desired_capacity=int(desired)
             )
         )

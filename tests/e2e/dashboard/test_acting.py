@@ -90,6 +90,18 @@ def type_into(driver: Any, selector: str, text: str) -> None:
     box.send_keys(text)
 
 
+def click(driver: Any, selector: str) -> None:
+    """Click the first match, again if a live redraw replaced it meanwhile."""
+
+    def clicked(d: Any) -> bool:
+        found = by_css(d, selector)
+        if found:
+            found[0].click()
+        return bool(found)
+
+    wait_until(driver, clicked, what=f"click {selector}")
+
+
 def started_action(notice: str) -> str:
     return notice.rsplit("action ", 1)[1].removesuffix(".")
 
@@ -157,6 +169,27 @@ def test_scale_out_and_resize_from_the_cluster_page(driver: Any, bed: Bed) -> No
     assert request_id and f"request {request_id}" in item.text
     save_screenshot(driver, IMAGES / "dashboard-act.png")
     assert_clean_console(driver, f"/v1/clusters/{bed.cluster}/actions")
+
+
+def test_the_action_page_follows_its_request(driver: Any, bed: Bed) -> None:
+    open_page(
+        driver, bed, f"/ui/clusters/{bed.cluster}", "#timeline li[data-action='CLUSTER_RESIZE']"
+    )
+    resize_item = "#timeline li[data-action='CLUSTER_RESIZE']"
+    click(driver, f"{resize_item} summary")  # the timeline is redrawn live: click, retrying
+    click(driver, f"{resize_item} a[href^='/ui/actions/']")
+    wait_until(driver, lambda d: by_css(d, "#action-caused tbody tr"), what="what it caused")
+    resize = bed.client.get(
+        "/v1/actions", params={"cluster_id": bed.cluster, "action": "CLUSTER_RESIZE"}
+    ).json()["actions"][0]
+    assert text_of(driver, "#action-request") == resize["request_id"]
+    caused = [r.get_attribute("data-caused") for r in by_css(driver, "tr[data-caused]")]
+    assert caused[0] == "CLUSTER_RESIZE" and "NODE_DELETE" in caused  # the member it removed
+    listed = bed.client.get("/v1/actions", params={"request_id": resize["request_id"]})
+    assert len(caused) == len(listed.json()["actions"])
+    assert "NODE" in text_of(driver, "#action-caused")  # the events its children recorded
+    save_screenshot(driver, IMAGES / "dashboard-action.png")
+    assert_clean_console(driver)
 
 
 def test_member_filters_sort_and_pages(driver: Any, bed: Bed) -> None:
@@ -228,6 +261,8 @@ def test_recover_and_delete_from_the_member_row(driver: Any, bed: Bed) -> None:
     by_css(driver, f"{row} button[aria-label^='Recover']")[0].click()
     notice = wait_until(driver, lambda d: text_of(d, "#member-notice"), what="recover started")
     assert bed.done(started_action(notice))["status"] == "SUCCEEDED"
+    # the row redrawn with the recovery's result, so the two clicks hit the same button
+    wait_until(driver, lambda d: "Recovered" in text_of(d, row), what="recovered row")
     by_css(driver, f"{row} button[aria-label^='Delete']")[0].click()
     by_css(driver, f"{row} button[aria-label^='Delete']")[0].click()
     wait_until(driver, lambda d: "Deletion of" in text_of(d, "#member-notice"), what="deleting")
@@ -270,6 +305,7 @@ def test_policies_and_deleting_the_cluster(driver: Any, bed: Bed) -> None:
     wait_until(driver, lambda d: text_of(d, "#delete-cluster-notice"), what="deleting")
     wait_for(lambda: bed.client.get(f"/v1/clusters/{bed.cluster}").status_code == 404, what="gone")
     wait_until(driver, lambda d: by_css(d, "#not-found"), what="the page says so")
+    driver.get("about:blank")  # its polling would log the 404 again, into the next test
     # the gone cluster's member list is a 400 ("Cannot find the given cluster") too
     assert_clean_console(driver, f"/v1/clusters/{bed.cluster}", f"cluster_id={bed.cluster}")
 

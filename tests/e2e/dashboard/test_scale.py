@@ -65,7 +65,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
         def created() -> bool:
             status = client.get(f"/v1/actions/{action}").json()["action"]["status"]
             assert status not in ("FAILED", "CANCELLED"), status
-            return status == "SUCCEEDED"
+            return bool(status == "SUCCEEDED")
 
         wait_for(created, timeout=600, what=f"{MEMBERS} members created")
         yield server.url, cluster

@@ -215,3 +215,22 @@ def test_http_client_lines_are_debug() -> None:
         logs.configure("text")
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert [line["message"] for line in lines] == ["a client warning stays"]
+
+
+def test_cluster_health_of_one_member(client: TestClient) -> None:
+    cluster_id = make_cluster(client, make_profile(client))
+    ids = _members(client, cluster_id, 3)
+    one = client.get(f"/v1/clusters/{cluster_id}/health?member={ids[1]}").json()["cluster_health"]
+    assert [m["id"] for m in one["members"]] == [ids[1]]
+    assert one["summary"]["members"] == 1 and one["checking"] == "NO_POLICY"
+    every = client.get(f"/v1/clusters/{cluster_id}/health").json()["cluster_health"]
+    assert [m["id"] for m in every["members"]] == ids
+    other = make_cluster(client, make_profile(client, "p2"), name="c2")
+    assert_error(
+        client.get(f"/v1/clusters/{other}/health?member={ids[1]}"),
+        404,
+        f"The node '{ids[1]}' is not a member of the cluster '{other}'.",
+    )
+    assert_error(
+        client.get(f"/v1/clusters/{cluster_id}/health?node={ids[1]}"), 400, "Invalid parameter node"
+    )

@@ -2,6 +2,7 @@
 
 import { onUnauthorized, setToken, token } from "./api.js";
 import { fill, h } from "./dom.js";
+import { actionView } from "./views/action.js";
 import { clusterView } from "./views/cluster.js";
 import { clustersView } from "./views/clusters.js";
 import { deletionsView } from "./views/deletions.js";
@@ -15,6 +16,7 @@ const ROUTES = [
   [/^\/ui\/?$/, "clusters", () => clustersView()],
   [/^\/ui\/clusters\/?$/, "clusters", () => clustersView()],
   [/^\/ui\/clusters\/([^/]+)\/?$/, "clusters", (m) => clusterView(decodeURIComponent(m[1]))],
+  [/^\/ui\/actions\/([^/]+)\/?$/, "clusters", (m) => actionView(decodeURIComponent(m[1]))],
   [/^\/ui\/nodes\/([^/]+)\/?$/, "clusters", (m) => nodeView(decodeURIComponent(m[1]))],
   [/^\/ui\/deletions\/?$/, "deletions", () => deletionsView()],
   [/^\/ui\/health\/?$/, "health", () => healthView()],
