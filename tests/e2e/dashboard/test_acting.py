@@ -327,3 +327,42 @@ def test_create_a_cluster(driver: Any, bed: Bed) -> None:
     wait_until(driver, lambda d: "2 / 2" in text_of(d, "tr[data-cluster='made']"), what="made, 2")
     save_screenshot(driver, IMAGES / "dashboard-create.png")
     assert_clean_console(driver, "/v1/clusters")
+
+
+def test_receivers_list_create_copy_trigger_and_delete(driver: Any, bed: Bed) -> None:
+    r = bed.client.post(
+        "/v1/clusters",
+        json={"cluster": {"name": "alarmed", "profile_id": bed.profile, "desired_capacity": 1}},
+    )
+    cluster = r.json()["cluster"]["id"]
+    assert bed.done(r.headers["Location"].rsplit("/", 1)[1])["status"] == "SUCCEEDED"
+    open_page(driver, bed, f"/ui/clusters/{cluster}", "#receiver-form")
+    wait_until(driver, lambda d: "No receiver" in text_of(d, "#receivers"), what="empty list")
+    bad = {"name": "up", "type": "webhook", "cluster_id": cluster, "action": "CLUSTER_SCALE_OUT"}
+    want = bed.api_error("POST", "/v1/receivers", {"receiver": {**bad, "params": {"count": -1}}})
+    type_into(driver, "#receiver-name", "up")
+    type_into(driver, "#receiver-params", '{"count": -1}')
+    by_css(driver, "#receiver-create")[0].click()
+    assert wait_until(driver, lambda d: text_of(d, "#receiver-error"), what="400") == want
+    type_into(driver, "#receiver-params", '{"count": 2}')
+    by_css(driver, "#receiver-create")[0].click()
+    wait_until(driver, lambda d: by_css(d, "tr[data-receiver='up']"), what="its row")
+    (receiver,) = bed.client.get("/v1/receivers", params={"cluster_id": cluster}).json()[
+        "receivers"
+    ]
+    url_box = by_css(driver, "tr[data-receiver='up'] input")[0]
+    assert url_box.get_attribute("value") == receiver["channel"]["alarm_url"]
+    click(driver, "tr[data-receiver='up'] button[aria-label^='Copy']")
+    wait_until(driver, lambda d: text_of(d, "#receiver-notice") == "Copied the URL of up.")
+    click(driver, "tr[data-receiver='up'] button[aria-label^='Trigger']")
+    notice = wait_until(
+        driver,
+        lambda d: "triggered" in text_of(d, "#receiver-notice") and text_of(d, "#receiver-notice"),
+    )
+    assert bed.done(started_action(notice))["status"] == "SUCCEEDED"
+    wait_until(driver, lambda d: len(by_css(d, "#members tbody tr")) == 3, what="scaled out by 2")
+    save_screenshot(driver, IMAGES / "dashboard-receivers.png")
+    click(driver, "tr[data-receiver='up'] button[aria-label^='Delete']")
+    wait_until(driver, lambda d: "No receiver" in text_of(d, "#receivers"), what="deleted")
+    assert bed.client.get(f"/v1/receivers/{receiver['id']}").status_code == 404
+    assert_clean_console(driver, "/v1/receivers")

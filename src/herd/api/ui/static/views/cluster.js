@@ -7,6 +7,7 @@ import { ApiError, CLUSTER_ACTIONS, api, get, query } from "../api.js";
 import { sizeChart } from "../charts.js";
 import { badge, epoch, fill, fillIfChanged, h, short, table, time } from "../dom.js";
 import { membersPanel } from "./members.js";
+import { receiversPanel } from "./receivers.js";
 import { clusterForms } from "./sizing.js";
 import { drawTimeline } from "./timeline.js";
 
@@ -44,6 +45,7 @@ export function clusterView(clusterId) {
   let cluster = null;
   const changed = () => refresh().catch(() => {});
   const members = membersPanel(clusterId, { cluster: () => cluster, changed });
+  const receivers = receiversPanel(clusterId, changed);
 
   async function refresh() {
     const path = `/v1/clusters/${encodeURIComponent(clusterId)}`;
@@ -74,6 +76,7 @@ export function clusterView(clusterId) {
       get(`${path}/size-history`),
       get(`${path}/policies`),
       rows,
+      receivers.refresh(cluster.id),
     ]);
     const names = await memberNames([...actions.actions, ...waiting.actions]);
     document.title = `${cluster.name} · herd`;
@@ -195,6 +198,7 @@ export function clusterView(clusterId) {
         members.element,
         clusterForms(clusterId, changed),
         scaleInForm(),
+        receivers.element,
         h("div", { class: "grid2" },
           h("section", { "aria-labelledby": "size-h" }, h("h2", { id: "size-h" }, "Size over time"), el.chart),
           h("section", { "aria-labelledby": "waiting-h" }, h("h2", { id: "waiting-h" }, "Waiting lifecycle hooks"), el.waiting)),
