@@ -11,15 +11,13 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from herd.api import pagination
-from herd.api.auth import ReaderContext
+from herd.api.auth import Context
 from herd.api.deps import ServicesDep
-from herd.api.services import deletions
 from herd.api.views import isotime
 from herd.errors import InvalidRequest
 from herd.store import size_history
 from herd.store.lookup import find
 from herd.store.models import ClusterRow
-from herd.types import ResourceType
 
 router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
 
@@ -46,13 +44,12 @@ def _limit(request: Request) -> int:
 
 @router.get("/{cluster_id}/size-history")
 def get_size_history(
-    cluster_id: str, request: Request, services: ServicesDep, ctx: ReaderContext
+    cluster_id: str, request: Request, services: ServicesDep, ctx: Context
 ) -> dict[str, Any]:
     """The newest ``limit`` (default and at most 10,000) size points, oldest first."""
     limit = _limit(request)
     with services.database.read() as session:
         row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
-        deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, row)
         points = size_history.history(session, row.id, limit=limit)
         return {
             "size_history": [
