@@ -6,7 +6,7 @@ wraps this one) and the fields below as keys. The route is the *template*
 (``/v1/clusters/{cluster_id}``), never the raw path: ids in paths would make every line
 unique and leak names into log indexes. uvicorn's own access log stays off (server.py).
 
-Health probes (``/healthz``-style routes, ``/metrics`` scrapes) are logged at DEBUG: a
+Health probes (``/healthz``) and ``/metrics`` scrapes are logged at DEBUG: a
 monitoring system calling them every few seconds would otherwise drown the API's lines.
 """
 
@@ -22,7 +22,7 @@ from herd.api.metrics import route_template
 log = logging.getLogger("herd.access")
 
 #: routes a monitor calls on a timer: their lines are DEBUG
-PROBE_ROUTES = frozenset({"/healthz", "/health", "/metrics", "/v1/health", "/"})
+PROBE_ROUTES = frozenset({"/healthz", "/metrics"})
 
 
 class AccessLogMiddleware:
