@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, cast
 from fastapi import Depends, FastAPI
 
 from herd.api import errors, input_guard
+from herd.api.access_log import AccessLogMiddleware
 from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
+from herd.api.etag import ConditionalGetMiddleware
 from herd.api.head import HeadAsGetMiddleware
 from herd.api.heartbeat import ApiHeartbeat
 from herd.api.limits import BodyLimitMiddleware
@@ -31,6 +33,7 @@ from herd.api.routers import (
     cluster_health,
     cluster_metadata,
     cluster_policies,
+    cluster_sizes,
     clusters,
     deletions,
     events,
@@ -178,6 +181,7 @@ def create_app(
     app.add_middleware(errors.UnexpectedErrorMiddleware)  # innermost: a 500 keeps the connection
     app.add_middleware(BodyLimitMiddleware, settings=settings)  # 413 while a body streams in
     app.add_middleware(MicroversionMiddleware)
+    app.add_middleware(ConditionalGetMiddleware)
     app.add_middleware(HeadAsGetMiddleware)
     # Starlette tries routes in order: the hottest (node reads, marks) go first.
     for module in (
@@ -192,6 +196,7 @@ def create_app(
         cluster_actions,
         cluster_policies,
         cluster_health,
+        cluster_sizes,
         actions,
         events,
         deletions,
@@ -207,5 +212,6 @@ def create_app(
     install_openapi(app)
     install_metrics(app, services)
     install_ui(app)
+    app.add_middleware(AccessLogMiddleware)  # inside the request id: its line carries it
     app.add_middleware(RequestIdMiddleware)  # outermost: every answer carries the id
     return app

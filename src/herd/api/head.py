@@ -23,4 +23,10 @@ class HeadAsGetMiddleware:
                 message = {**message, "body": b"", "more_body": message.get("more_body", False)}
             await send(message)
 
-        await self.app({**scope, "method": "GET"}, receive, send_headers_only)
+        inner = {**scope, "method": "GET"}
+        try:
+            await self.app(inner, receive, send_headers_only)
+        finally:
+            # The route that served it, for the metrics and the access log outside.
+            if "route" in inner:
+                scope["route"] = inner["route"]

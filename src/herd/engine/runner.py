@@ -56,8 +56,11 @@ class ActionRunner:
             row = action_store.get(session, action_id)
         if row is None:
             return
-        # Every log line written while the action runs names it and its cluster.
-        with log_context.bound(action_id=row.id, cluster_id=row.cluster_id):
+        # Every log line written while the action runs names it, its cluster and the request
+        # behind it; child actions and events it records inherit that request id.
+        with log_context.bound(
+            action_id=row.id, cluster_id=row.cluster_id, request_id=row.request_id
+        ):
             self._run(ActionExecution(self.ctx, row), row.retries, row.created_at or self.ctx.now())
 
     def _run(self, ex: ActionExecution, retries: int, created_at: float) -> None:

@@ -83,6 +83,23 @@ def formatter(fmt: LogFormat) -> logging.Formatter:
 
 
 UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+#: HTTP client loggers: httpx writes one INFO line per request, and herd's health manager
+#: probes members every few seconds (issue 26: 213 of 253 lines were probes)
+CLIENT_LOGGERS = ("httpx", "httpcore")
+
+
+class DemoteToDebug(logging.Filter):
+    """Turns a logger's records into DEBUG ones, dropped unless the root logger wants DEBUG."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.INFO:
+            return True  # a client's warnings and errors keep their level
+        record.levelno = logging.DEBUG
+        record.levelname = "DEBUG"
+        return logging.getLogger().isEnabledFor(logging.DEBUG)
+
+
+_DEMOTE = DemoteToDebug()
 
 
 def configure(
@@ -109,3 +126,7 @@ def configure(
         # given them a level of their own: they follow the root's level from here on.
         named.disabled = False
         named.setLevel(logging.NOTSET)
+    for name in CLIENT_LOGGERS:
+        named = logging.getLogger(name)
+        named.removeFilter(_DEMOTE)
+        named.addFilter(_DEMOTE)

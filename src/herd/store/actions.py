@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Row, exists, or_, select, update
 from sqlalchemy.orm import Session
 
+from herd.observability import context as log_context
 from herd.store.bulk import chunked, insert_rows, update_rows
 from herd.store.models import ActionRow, DependencyRow, NodeRow
 from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus
@@ -35,7 +36,12 @@ def action_values(
     timeout: int = 3600,
     now: float,
 ) -> dict[str, Any]:
-    """The column values of a new action row (for bulk inserts and :func:`new_action`)."""
+    """The column values of a new action row (for bulk inserts and :func:`new_action`).
+
+    The row carries the request id of the log context: the API request that is creating
+    it, or (in the engine, which binds the running action's id) the request behind its
+    parent, so every action a request caused can be found from the request id.
+    """
     return {
         "id": str(uuid.uuid4()),
         "name": action_name(action, target),
@@ -59,6 +65,7 @@ def action_values(
         "created_at": now,
         "updated_at": now,
         "retries": 0,
+        "request_id": log_context.request_id.get(),
     }
 
 

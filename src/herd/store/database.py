@@ -32,7 +32,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.orm import Session, sessionmaker
 
 from herd.errors import DatabaseUnavailable
-from herd.store import member_cache, member_revisions
+from herd.store import member_cache, member_revisions, size_history
 from herd.store.member_cache import MemberCache
 
 # Session, Connection and IntegrityError are named here so that the API and the engine can
@@ -209,6 +209,9 @@ class Database:
         info = {member_cache.SESSION_KEY: self.member_cache}
         self._write_sessions = sessionmaker(self.write_engine, expire_on_commit=False, info=info)
         self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False, info=info)
+        # Every transaction that changes a cluster's size records it (before the revision
+        # bump, which stays the transaction's last statement).
+        size_history.track(self._write_sessions)
         # Every transaction that writes member rows bumps their cluster's member revision.
         member_revisions.track(self._write_sessions)
         member_revisions.track(self._read_sessions)

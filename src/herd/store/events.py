@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from herd.observability import context as log_context
 from herd.store.bulk import insert_rows
 from herd.store.models import EventRow
 
@@ -43,6 +44,8 @@ def record(
         status=status,
         status_reason=reason,
         meta_data=meta or {},
+        # the request being served, or the one behind the running action (engine/runner.py)
+        request_id=log_context.request_id.get(),
     )
     session.add(row)
     return row
@@ -50,6 +53,7 @@ def record(
 
 def record_many(session: Session, rows: Iterable[Mapping[str, Any]], now: float) -> None:
     """Insert many events in one statement; each row has :func:`record`'s keyword fields."""
+    request_id = log_context.request_id.get()
     values = [
         {
             "id": str(uuid.uuid4()),
@@ -65,6 +69,7 @@ def record_many(session: Session, rows: Iterable[Mapping[str, Any]], now: float)
             "status": row["status"],
             "status_reason": row["reason"],
             "meta_data": dict(row.get("meta") or {}),
+            "request_id": request_id,
         }
         for row in rows
     ]

@@ -31,6 +31,7 @@ from sqlalchemy import Connection, delete, event, inspect, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
+from herd.store import size_history
 from herd.store.bulk import chunked, insert_rows
 from herd.store.models import MemberChangeRow, MemberRevisionRow, NodeRow
 
@@ -54,11 +55,12 @@ def touch(session: Session, cluster_id: str | None, node_ids: Iterable[str]) -> 
     pending.setdefault(cluster_id, set()).update(node_ids)
 
 
-def touch_nodes(session: Session, node_ids: Iterable[str]) -> None:
+def touch_nodes(session: Session, node_ids: Iterable[str], *, resized: bool = False) -> None:
     """:func:`touch` nodes known by id only: their clusters are read first.
 
     Call it before a statement that moves or deletes them (afterwards their
-    cluster is no longer known).
+    cluster is no longer known). ``resized``: the statement changes how many members
+    those clusters have (store/size_history.py records their new sizes).
     """
     for chunk in chunked(node_ids):
         query = select(NodeRow.cluster_id, NodeRow.id).where(
@@ -69,6 +71,8 @@ def touch_nodes(session: Session, node_ids: Iterable[str]) -> None:
             by_cluster.setdefault(cluster_id, []).append(node_id)
         for cluster_id, ids in by_cluster.items():
             touch(session, cluster_id, ids)
+        if resized:
+            size_history.note(session, by_cluster)
 
 
 def has_own_writes(session: Session, cluster_id: str) -> bool:

@@ -197,6 +197,8 @@ class ActionRow(OwnedMixin, Base):
     retries: Mapped[int] = mapped_column(Integer, default=0)
     #: waiting for a lifecycle hook: when the message was sent and when the wait ends
     hook_deadline: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: the API request that caused it (children inherit their parent's), for tracing
+    request_id: Mapped[str | None] = mapped_column(String(128), nullable=True, index=True)
 
 
 class DependencyRow(Base):
@@ -227,6 +229,21 @@ class EventRow(Base):
     status: Mapped[str] = mapped_column(String(255), default="")
     status_reason: Mapped[str] = mapped_column(Text, default="")
     meta_data: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    #: the API request whose action (or handling) recorded it
+    request_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
+
+
+class ClusterSizeRow(Base):
+    """A cluster's member count and desired capacity after a change (store/size_history.py)."""
+
+    __tablename__ = "cluster_sizes"
+    __table_args__ = (Index("ix_cluster_sizes_cluster_at", "cluster_id", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    cluster_id: Mapped[str] = mapped_column(ID)
+    at: Mapped[float] = mapped_column(Float)
+    members: Mapped[int] = mapped_column(Integer)
+    desired_capacity: Mapped[int] = mapped_column(Integer)
 
 
 class ClusterLockRow(Base):

@@ -212,3 +212,8 @@ def finish_recovery(
     if succeeded:
         row.failed_since = None
         row.failures = 0
+        # The failed check is no longer the node's state: its result becomes unknown until the
+        # next check (issue 26: it still said "unhealthy" after a successful recovery).
+        if row.healthy is False:
+            row.healthy = None
+            row.reason = f"recovered after this check ({result}); not checked since"

@@ -86,6 +86,16 @@ def node_select(*, agent: bool) -> Select[Any]:
     return query
 
 
+#: placement keys a node list filters on (herd's ``zone`` and ``region`` filters)
+PLACEMENT_KEYS = {"zone": "zone", "region": "region_name"}
+
+
+def where_placed(query: Select[Any], key: str, values: Sequence[str]) -> Select[Any]:
+    """Only nodes whose ``data.placement.<key>`` is one of ``values`` (JSON path on both stores)."""
+    placed = NodeRow.data[("placement", PLACEMENT_KEYS[key])].as_string()
+    return query.where(placed.in_(list(values)))
+
+
 def fetch(session: Session, query: Select[Any]) -> Sequence[Row[Any]]:
     """Run a statement built on :func:`node_select`."""
     return session.execute(query).all()

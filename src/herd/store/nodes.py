@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Row, delete, select, update
 from sqlalchemy.orm import Session
 
-from herd.store import member_revisions
+from herd.store import member_revisions, size_history
 from herd.store.bulk import chunked, insert_rows, update_rows
 from herd.store.models import NodeRow, ProfileRow
 from herd.types import HealthStatus, NodeStatus
@@ -219,14 +219,17 @@ def insert_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
         by_cluster.setdefault(row["cluster_id"], []).append(row["id"])
     for cluster_id, ids in by_cluster.items():
         member_revisions.touch(session, cluster_id, ids)
+    size_history.note(session, by_cluster)
 
 
 def update_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
     """Per-node changes by id (each row: ``id`` plus the same columns), one executemany."""
-    member_revisions.touch_nodes(session, [row["id"] for row in rows])
+    moving = any("cluster_id" in row for row in rows)
+    member_revisions.touch_nodes(session, [row["id"] for row in rows], resized=moving)
     for row in rows:
         if "cluster_id" in row:  # joining another cluster: that one changes too
             member_revisions.touch(session, row["cluster_id"], (row["id"],))
+            size_history.note(session, [row["cluster_id"]])
     update_rows(session, NodeRow, rows)
 
 
@@ -242,7 +245,7 @@ def set_status_many(
 
 def leave_cluster_many(session: Session, node_ids: Sequence[str], reason: str, now: float) -> None:
     """The nodes become orphans (their resources stay)."""
-    member_revisions.touch_nodes(session, node_ids)
+    member_revisions.touch_nodes(session, node_ids, resized=True)
     for chunk in chunked(node_ids):
         session.execute(
             update(NodeRow)
@@ -252,7 +255,7 @@ def leave_cluster_many(session: Session, node_ids: Sequence[str], reason: str, n
 
 
 def delete_many(session: Session, node_ids: Sequence[str]) -> None:
-    member_revisions.touch_nodes(session, node_ids)
+    member_revisions.touch_nodes(session, node_ids, resized=True)
     for chunk in chunked(node_ids):
         session.execute(delete(NodeRow).where(NodeRow.id.in_(chunk)))
 

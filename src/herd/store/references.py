@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from herd.store.models import BindingRow, ClusterRow, DependencyRow, NodeRow, PolicyRow, ProfileRow
@@ -45,6 +45,20 @@ def cluster_members(session: Session, cluster_ids: Collection[str]) -> defaultdi
         for node_id, cluster_id in session.execute(query):
             members[str(cluster_id)].append(node_id)
     return members
+
+
+def cluster_member_counts(session: Session, cluster_ids: Collection[str]) -> dict[str, int]:
+    """How many members each cluster has (one grouped count, no ids carried)."""
+    counts = dict.fromkeys(cluster_ids, 0)
+    if cluster_ids:
+        query = (
+            select(NodeRow.cluster_id, func.count())
+            .where(NodeRow.cluster_id.in_(list(cluster_ids)))
+            .group_by(NodeRow.cluster_id)
+        )
+        for cluster_id, count in session.execute(query):
+            counts[str(cluster_id)] = int(count)
+    return counts
 
 
 def cluster_policy_ids(

@@ -103,7 +103,9 @@ def test_cluster_page_members_chart_and_timeline(driver: Any, seeded: Seeded) ->
     label = by_css(driver, "#size-chart .chart")[0].get_attribute("aria-label")
     assert "4 members now" in label
     # The scale-in's policy decisions: the unhealthy member first, then the oldest.
-    item = by_css(driver, "#timeline li[data-action='CLUSTER_SCALE_IN']")[0]
+    item = wait_until(
+        driver, lambda d: by_css(d, "#timeline li[data-action='CLUSTER_SCALE_IN']"), what="timeline"
+    )[0]
     item.find_element("css selector", "summary").click()
     victims = wait_until(
         driver, lambda d: item.find_elements("css selector", "tbody tr"), what="victims"
@@ -175,9 +177,8 @@ def test_mark_unhealthy_while_an_action_holds_the_lock_shows_the_409(
     driver: Any, seeded: Seeded
 ) -> None:
     open_page(driver, seeded, f"/ui/clusters/{seeded.hooked}", "#members tbody tr button")
-    assert "WAITING" in text_of(driver, "#waiting-hooks") or by_css(
-        driver, "#waiting-hooks tbody tr"
-    )
+    # the member rows are drawn first, the rest of the page when its reads have come back
+    wait_until(driver, lambda d: by_css(d, "#waiting-hooks tbody tr"), what="the waiting hook")
     member = by_css(driver, "#members tbody tr")[0]
     name = member.get_attribute("data-node")
     node_id = seeded.client.get("/v1/nodes", params={"name": name}).json()["nodes"][0]["id"]

@@ -61,18 +61,28 @@ def replaced(h: Harness, node_id: str, old_physical_id: str | None) -> bool:
 
 
 class NodeHealthServer:
-    """A real HTTP server answering ``/health/<nodename>``: 500 for names in ``failing``."""
+    """A real HTTP server answering ``/health/<nodename>``: 500 for names in ``failing``,
+    after ``delay`` seconds."""
 
     def __init__(self) -> None:
         import threading
+        import time
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         failing: set[str] = set()
         self.failing = failing
+        #: seconds each answer waits (a slow probe), and when each failing answer was sent
+        self.delay = 0.0
+        self.failed_at: list[float] = []
+        server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 name = self.path.rsplit("/", 1)[-1]
+                if server.delay:
+                    time.sleep(server.delay)
+                if name in failing:
+                    server.failed_at.append(time.time())
                 self.send_response(500 if name in failing else 200)
                 self.send_header("Content-Length", "2")
                 self.end_headers()

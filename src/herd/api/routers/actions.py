@@ -38,6 +38,8 @@ LIST_SPEC = pagination.ListSpec(
         "action": ActionRow.action,
         "status": ActionRow.status,
         "cluster_id": ActionRow.cluster_id,
+        # herd's addition: what one API request caused (docs/api.md)
+        "request_id": ActionRow.request_id,
     },
 )
 

@@ -36,8 +36,14 @@ LIST_SPEC = pagination.ListSpec(
     },
     default_sort=("init_at",),
     filters={"name": ClusterRow.name, "status": ClusterRow.status},
-    extra=frozenset({"region"}),
+    extra=frozenset({"region", "show_nodes"}),
 )
+
+
+def _show_nodes(request: Request) -> bool:
+    """herd's ``show_nodes=false``: member counts instead of member id lists (docs/api.md)."""
+    value = request.query_params.get("show_nodes")
+    return value is None or pagination.parse_bool("show_nodes", value)
 
 
 @router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
@@ -51,7 +57,8 @@ def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -
         query = query.where(spans_region(region))
     with services.database.read() as session:
         rows = pagination.apply(session, query, LIST_SPEC, params, scope)
-        return {"clusters": [for_caller(ctx, view) for view in render_clusters(session, rows)]}
+        views = render_clusters(session, rows, show_nodes=_show_nodes(request))
+        return {"clusters": [for_caller(ctx, view) for view in views]}
 
 
 V1_6 = APIVersion(1, 6)
@@ -72,11 +79,14 @@ def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) 
 
 
 @router.get("/{cluster_id}")
-def get_cluster(cluster_id: str, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
+def get_cluster(
+    cluster_id: str, request: Request, services: ServicesDep, ctx: ReaderContext
+) -> dict[str, Any]:
+    show_nodes = _show_nodes(request)
     with services.database.read() as session:
         row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
         deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, row)
-        return {"cluster": for_caller(ctx, render_cluster(session, row))}
+        return {"cluster": for_caller(ctx, render_cluster(session, row, show_nodes=show_nodes))}
 
 
 @router.patch(

@@ -37,6 +37,8 @@ LIST_SPEC = pagination.ListSpec(
         "cluster_id": EventRow.cluster_id,
         "action": EventRow.action,
         "level": EventRow.level,
+        # herd's addition: what one API request caused (docs/api.md)
+        "request_id": EventRow.request_id,
     },
 )
 

@@ -14,9 +14,10 @@ from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.services import deletions
 from herd.api.views import check_result, isotime
-from herd.errors import HerdError
+from herd.errors import HerdError, NotFound
 from herd.store import actions as action_store
 from herd.store import clusters, node_checks
+from herd.store import nodes as node_store
 from herd.store.database import Session
 from herd.store.health_leases import HealthBinding, health_bindings, lease_of
 from herd.store.lookup import find
@@ -62,8 +63,14 @@ def _suspended_by(session: Session, binding: HealthBinding) -> str | None:
 
 
 def cluster_health(
-    session: Session, services: Services, ctx: RequestContext, identity: str
+    session: Session,
+    services: Services,
+    ctx: RequestContext,
+    identity: str,
+    member: str | None = None,
 ) -> dict[str, Any]:
+    """The cluster's health view; with ``member`` (herd's node page) only that member's row
+    (and a summary of it), read without loading the other members."""
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
     deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
     bindings = health_bindings(session, [cluster.id])
@@ -78,7 +85,15 @@ def cluster_health(
     else:
         checking = "ACTIVE"
     lease = lease_of(session, cluster.id)
-    nodes = clusters.members(session, cluster.id)
+    if member is None:
+        nodes = clusters.members(session, cluster.id)
+    else:
+        node = node_store.get(session, member)
+        if node is None or node.cluster_id != cluster.id:
+            raise NotFound(
+                "node", member, f"The node '{member}' is not a member of the cluster '{identity}'."
+            )
+        nodes = [node]
     checks = node_checks.load(session, [node.id for node in nodes])
     now = services.now()
     members: list[dict[str, Any]] = []

@@ -28,10 +28,13 @@ LIST_SPEC = pagination.ListSpec(
         "init_at": NodeRow.init_at,
         "created_at": NodeRow.created_at,
         "updated_at": NodeRow.updated_at,
+        # herd's addition (docs/api.md)
+        "health": NodeRow.health,
     },
     default_sort=("init_at",),
-    filters={"name": NodeRow.name, "status": NodeRow.status},
-    extra=frozenset({"cluster_id", "show_details"}),
+    # health, zone and region: herd's additions (docs/api.md)
+    filters={"name": NodeRow.name, "status": NodeRow.status, "health": NodeRow.health},
+    extra=frozenset({"cluster_id", "show_details", *node_reads.PLACEMENT_KEYS}),
 )
 
 
@@ -69,6 +72,9 @@ def list_nodes(
         query = query.where(
             NodeRow.cluster_id == _cluster_id(session, ctx, cluster_identity, scope)
         )
+    for key in node_reads.PLACEMENT_KEYS:
+        if params.extra.get(key):
+            query = node_reads.where_placed(query, key, [params.extra[key]])
     rows = node_reads.fetch(session, pagination.page(session, query, LIST_SPEC, params, scope))
     version = ctx.version
     return [for_caller(ctx, node_view_from_values(row, version, details)) for row in rows]

@@ -49,7 +49,6 @@ class HealthRound:
 
     def run(self, state: ClusterState, poll: bool) -> None:
         """One round; ``poll`` says whether the polling modes are due."""
-        now = self.ctx.now()
         pending = state.take_events()
         if not poll and not pending:
             return
@@ -88,6 +87,9 @@ class HealthRound:
             polled = self._poll(snapshot, to_poll, settings.polling_modes)
             for node_id, found in polled.items():
                 answers.setdefault(node_id, []).extend(found)
+        # The verdict's time, not the round's start: probes may take seconds, and the checks
+        # and events recorded below say when the answer was known (issue 26).
+        now = self.ctx.now()
         verdicts: dict[str, Verdict] = {}
         for node_id, found in answers.items():
             member = snapshot.members[node_id]

@@ -34,7 +34,14 @@ export async function api(method, path, body) {
     headers["Content-Type"] = "application/json";
     payload = typeof body === "string" ? body : JSON.stringify(body);
   }
+  // A GET we have an answer for asks whether it changed: an unchanged one is a 304, no body.
+  const remembered = method === "GET" ? answers.get(path) : undefined;
+  if (remembered) headers["If-None-Match"] = remembered.etag;
   const response = await fetch(path, { method, headers, body: payload, cache: "no-store" });
+  if (response.status === 304 && remembered) {
+    stats.notModified += 1;
+    return remembered.data;
+  }
   const text = await response.text();
   let data = null;
   if (text) {
@@ -50,7 +57,21 @@ export async function api(method, path, body) {
     if (response.status === 401) listeners.forEach((callback) => callback(failure));
     throw failure;
   }
+  if (method === "GET") remember(path, response.headers.get("ETag"), data);
   return data;
+}
+
+// The last answer of each polled GET with its ETag (the API tags every /v1 read), at most
+// MAX_REMEMBERED of them: a refresh sends If-None-Match and reuses the answer on a 304.
+const MAX_REMEMBERED = 64;
+const answers = new Map();
+export const stats = { notModified: 0 };
+
+function remember(path, etag, data) {
+  answers.delete(path);
+  if (!etag) return;
+  answers.set(path, { etag, data });
+  if (answers.size > MAX_REMEMBERED) answers.delete(answers.keys().next().value);
 }
 
 export const get = (path) => api("GET", path);

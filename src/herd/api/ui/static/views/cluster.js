@@ -1,79 +1,93 @@
-// One cluster: summary, members (mark unhealthy / reset), scale-in preview and run,
-// size over time, waiting hooks and the action timeline. Every read and write is a /v1 call.
+// One cluster: summary, members (a page at a time, filtered and sorted by the API; mark, reset,
+// recover, delete), forms that act on it (scale out, resize, policies, delete, scale-in preview
+// and run), size over time (the stored size history), waiting hooks and the action timeline.
+// Every read and write is a /v1 call; polled reads send If-None-Match (api.js).
 
 import { ApiError, CLUSTER_ACTIONS, api, get, query } from "../api.js";
 import { sizeChart } from "../charts.js";
 import { badge, epoch, fill, fillIfChanged, h, short, table, time } from "../dom.js";
-import { openMarkDialog } from "./mark.js";
+import { membersPanel } from "./members.js";
+import { receiversPanel } from "./receivers.js";
+import { clusterForms } from "./sizing.js";
 import { drawTimeline } from "./timeline.js";
 
-const GROWS = new Set(["ACTIVE"]);
-
-// Walk the member events back from today's size: creations added one, deletions took one.
-export function sizeHistory(events, sizeNow) {
-  const changes = events
-    .filter((e) => e.otype === "NODE")
-    .map((e) => ({ t: epoch(e.timestamp), d: delta(e) }))
-    .filter((c) => c.d !== 0 && c.t !== null)
-    .sort((a, b) => a.t - b.t);
-  const times = [];
-  const sizes = [];
-  let size = sizeNow;
-  for (let i = changes.length - 1; i >= 0; i -= 1) {
-    times.unshift(changes[i].t);
-    sizes.unshift(size);
-    size -= changes[i].d;
-  }
-  if (changes.length) {
-    times.unshift(changes[0].t - 1);
-    sizes.unshift(size);
-  }
+// The stored size points as a step line that ends now.
+export function sizeHistory(points, sizeNow) {
+  const times = points.map((p) => epoch(p.at));
+  const sizes = points.map((p) => p.members);
   times.push(Date.now() / 1000);
   sizes.push(sizeNow);
   return { times, sizes };
 }
 
-function delta(event) {
-  if (GROWS.has(event.status) && event.status_reason === "Creation succeeded") return 1;
-  if (event.status === "DELETED" || event.status_reason === "Node left cluster") return -1;
-  return 0;
-}
-
-function yesNo(value) {
-  const truthy = ["1", "true", "yes", "on", "y", "t"].includes(String(value ?? "").trim().toLowerCase());
-  return truthy ? "yes" : "no";
+// Names of the members the shown actions name (victims, added, removed, waiting): the newest
+// NODE events of those ids (one request, at most NAMED ids), since removed members are gone.
+const NAMED = 50;
+async function memberNames(actions) {
+  const names = {};
+  const wanted = new Set();
+  for (const a of actions) {
+    const out = a.outputs || {};
+    for (const [id, hook] of Object.entries(out.lifecycle_hooks || {})) names[id] = hook.node_name;
+    const ids = [...((out.shrink || {}).victims || []), ...(out.nodes_removed || []),
+      ...(out.nodes_kept_by_hook || []), ...(out.nodes_added || [])];
+    if (a.action === "NODE_DELETE" || a.status === "WAITING_LIFECYCLE_COMPLETION") ids.push(a.target);
+    for (const id of ids) if (!names[id] && wanted.size < NAMED) wanted.add(id);
+  }
+  if (!wanted.size) return names;
+  const { events } = await get(`/v1/events${query({ otype: "NODE", oid: [...wanted].sort(), sort: "timestamp:desc", limit: 4 * NAMED })}`);
+  for (const e of events) if (!names[e.oid] && e.oname) names[e.oid] = e.oname;
+  return names;
 }
 
 export function clusterView(clusterId) {
   const el = {};
   let cluster = null;
-  let members = [];
+  const changed = () => refresh().catch(() => {});
+  const members = membersPanel(clusterId, { cluster: () => cluster, changed });
+  const receivers = receiversPanel(clusterId, changed);
 
   async function refresh() {
     const path = `/v1/clusters/${encodeURIComponent(clusterId)}`;
-    const [one, nodes, actions, waiting, events, policies] = await Promise.all([
-      get(path),
-      get(`/v1/nodes${query({ cluster_id: clusterId, sort: "index:asc" })}`),
-      get(`/v1/actions${query({ cluster_id: clusterId, sort: "created_at:desc", limit: 25, action: CLUSTER_ACTIONS })}`),
-      get(`/v1/actions${query({ cluster_id: clusterId, status: "WAITING_LIFECYCLE_COMPLETION" })}`),
-      get(`/v1/events${query({ cluster_id: clusterId, otype: "NODE", sort: "timestamp:desc", limit: 500 })}`),
-      get(`${path}/policies`),
-    ]);
+    // The member page is asked for at once (the API resolves a name or short id itself), so
+    // the first rows do not wait for the rest of the page.
+    const summary = get(`${path}${query({ show_nodes: false })}`);
+    const count = summary.then((one) => one.cluster.node_count);
+    const rows = members.refresh(count);
+    // Both are awaited below, or moot for a missing cluster: never "uncaught".
+    count.catch(() => {});
+    rows.catch(() => {});
+    let one;
+    try {
+      one = await summary;
+    } catch (failure) {
+      if (!(failure instanceof ApiError) || failure.status !== 404) throw failure;
+      document.title = "Cluster not found · herd";
+      fillIfChanged(el.summary, failure.message, (text) => [
+        h("h1", { id: "not-found" }, "Cluster not found"), h("p", null, text)]);
+      el.rest.hidden = true;
+      return;
+    }
+    el.rest.hidden = false;
     cluster = one.cluster;
-    members = nodes.nodes;
-    const names = {};
-    for (const e of events.events) names[e.oid] = e.oname;
-    for (const m of members) names[m.id] = m.name;
+    const [actions, waiting, sizes, policies] = await Promise.all([
+      get(`/v1/actions${query({ cluster_id: cluster.id, sort: "created_at:desc", limit: 25, action: CLUSTER_ACTIONS })}`),
+      get(`/v1/actions${query({ cluster_id: cluster.id, status: "WAITING_LIFECYCLE_COMPLETION" })}`),
+      get(`${path}/size-history`),
+      get(`${path}/policies`),
+      rows,
+      receivers.refresh(cluster.id),
+    ]);
+    const names = await memberNames([...actions.actions, ...waiting.actions]);
     document.title = `${cluster.name} · herd`;
     fillIfChanged(el.summary, { cluster, policies: policies.cluster_policies }, drawSummary);
-    fillIfChanged(el.members, members, drawMembers);
     fillIfChanged(el.waiting, { actions: waiting.actions, names }, drawWaiting);
     fillIfChanged(el.timeline, { actions: actions.actions, names }, drawTimeline);
-    const history = sizeHistory(events.events, members.length);
-    fillIfChanged(el.chart, history.sizes.slice(0, -1).concat(history.times.slice(0, -1)), () => {
+    const history = sizeHistory(sizes.size_history, cluster.node_count);
+    fillIfChanged(el.chart, [sizes.size_history, cluster.node_count, cluster.desired_capacity], () => {
       const box = h("div", { class: "chart" });
       requestAnimationFrame(() => sizeChart(box, history.times, history.sizes,
-        `Cluster size over time: ${members.length} members now, ${history.times.length - 2} changes shown`));
+        `Cluster size over time: ${cluster.node_count} members now, desired ${cluster.desired_capacity}, ${sizes.size_history.length} changes stored`));
       return box;
     });
   }
@@ -83,7 +97,7 @@ export function clusterView(clusterId) {
       h("h1", null, `Cluster ${c.name} `, badge(c.status)),
       h("p", null, c.status_reason),
       h("dl", { class: "facts" },
-        h("dt", null, "Members / desired"), h("dd", { id: "member-count" }, `${c.nodes.length} / ${c.desired_capacity}`),
+        h("dt", null, "Members / desired"), h("dd", { id: "member-count" }, `${c.node_count} / ${c.desired_capacity}`),
         h("dt", null, "Min – max"), h("dd", null, `${c.min_size} – ${c.max_size < 0 ? "∞" : c.max_size}`),
         h("dt", null, "Profile"), h("dd", null, c.profile_name || c.profile_id),
         h("dt", null, "Policies"), h("dd", null, policies.length
@@ -93,35 +107,6 @@ export function clusterView(clusterId) {
         h("dt", null, "Id"), h("dd", { class: "mono" }, c.id),
       ),
     ];
-  }
-
-  function drawMembers(rows) {
-    return table(
-      `${rows.length} members`,
-      ["Index#", "Name", "Status", "Health", "Marked by, why", "Zone / region", "Age", "Protected", "Deletion cost#", "Health action"],
-      rows.map((m) => {
-        const placement = (m.data && m.data.placement) || {};
-        const marked = m.health === "CHECK_FAILED";
-        return h("tr", { "data-node": m.name },
-          h("td", { class: "num" }, String(m.index)),
-          h("td", null, m.name),
-          h("td", { title: m.status_reason }, badge(m.status)),
-          h("td", null, badge(m.health)),
-          h("td", null, m.health_marked_by ? [h("span", { class: "mono" }, short(m.health_marked_by)), ` ${m.health_reason || ""}`, " ", time(m.health_marked_at)] : m.health_reason || "—"),
-          h("td", null, `${placement.zone || "—"} / ${placement.region_name || "—"}`),
-          h("td", null, time(m.created_at)),
-          h("td", null, yesNo((m.metadata || {}).protected)),
-          h("td", { class: "num" }, String((m.metadata || {}).deletion_cost ?? 0)),
-          h("td", null, h("button", {
-            type: "button",
-            class: "small",
-            "aria-label": `${marked ? "Reset health of" : "Mark unhealthy:"} ${m.name}`,
-            onclick: () => openMarkDialog(cluster, m, !marked, refresh),
-          }, marked ? "Reset" : "Mark unhealthy")),
-        );
-      }),
-      "This cluster has no members.",
-    );
   }
 
   function drawWaiting({ actions, names }) {
@@ -206,23 +191,22 @@ export function clusterView(clusterId) {
     title: "Cluster",
     mount(main) {
       el.summary = h("div", { id: "summary" }, h("p", null, "Loading…"));
-      el.members = h("div", { id: "members" });
       el.chart = h("div", { id: "size-chart" });
       el.waiting = h("div", { id: "waiting-hooks" });
       el.timeline = h("div", { id: "timeline" });
-      fill(main,
-        h("p", null, h("a", { href: "/ui/" }, "← All clusters")),
-        el.summary,
-        h("section", { "aria-labelledby": "members-h" }, h("h2", { id: "members-h" }, "Members"), el.members),
+      el.rest = h("div", { id: "cluster-rest" },
+        members.element,
+        clusterForms(clusterId, changed),
         scaleInForm(),
+        receivers.element,
         h("div", { class: "grid2" },
           h("section", { "aria-labelledby": "size-h" }, h("h2", { id: "size-h" }, "Size over time"), el.chart),
           h("section", { "aria-labelledby": "waiting-h" }, h("h2", { id: "waiting-h" }, "Waiting lifecycle hooks"), el.waiting)),
         h("section", { "aria-labelledby": "timeline-h" },
           h("h2", { id: "timeline-h" }, "Actions"),
-          h("p", { class: "muted" }, "Newest first. Open an action to see its policy decisions: the victims and why each was ranked where it was, the hooks sent and answered, the grace period."),
-          el.timeline),
-      );
+          h("p", { class: "muted" }, "Newest first. Open an action to see its policy decisions: the victims and why each was ranked where it was, the hooks sent and answered, the grace period, and the request that started it."),
+          el.timeline));
+      fill(main, h("p", null, h("a", { href: "/ui/" }, "← All clusters")), el.summary, el.rest);
     },
     refresh,
   };

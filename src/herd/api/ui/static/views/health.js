@@ -49,7 +49,7 @@ export function healthView() {
       const [health, recent, clusters] = await Promise.all([
         get(`/v1/events${query({ action: HEALTH_ACTIONS, sort: "timestamp:desc", limit: 200 })}`),
         get(`/v1/events${query({ sort: "timestamp:desc", limit: 200 })}`),
-        get("/v1/clusters"),
+        get(`/v1/clusters${query({ show_nodes: false })}`),
       ]);
       const names = Object.fromEntries(clusters.clusters.map((c) => [c.id, c.name]));
       const seen = new Map();

@@ -83,7 +83,7 @@ export function drawTimeline({ actions, names }) {
         },
           h("summary", null, h("strong", null, a.action), " ", badge(a.status), h("span", { class: "when" }, time(a.created_at), ` · ${took}`)),
           h("p", null, a.status_reason || ""),
-          h("p", { class: "muted mono" }, `action ${a.id}`, Object.keys(a.inputs || {}).length ? ` · inputs ${JSON.stringify(a.inputs)}` : ""),
+          h("p", { class: "muted mono" }, "action ", h("a", { href: `/ui/actions/${encodeURIComponent(a.id)}` }, a.id), a.request_id ? ` · request ${a.request_id}` : "", Object.keys(a.inputs || {}).length ? ` · inputs ${JSON.stringify(a.inputs)}` : ""),
           decisions(a),
           victimsTable(a, names),
           hooksTable(a, names),

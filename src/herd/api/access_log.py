@@ -1,0 +1,68 @@
+"""One access log line per request: method, route template, status, duration, request id.
+
+The line goes through herd's logging (``herd.access`` logger), so with ``--log-format json``
+it is one JSON object carrying ``request_id`` from the log context (the request-id middleware
+wraps this one) and the fields below as keys. The route is the *template*
+(``/v1/clusters/{cluster_id}``), never the raw path: ids in paths would make every line
+unique and leak names into log indexes. uvicorn's own access log stays off (server.py).
+
+Health probes (``/healthz``) and ``/metrics`` scrapes are logged at DEBUG: a
+monitoring system calling them every few seconds would otherwise drown the API's lines.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from herd.api.metrics import route_template
+
+log = logging.getLogger("herd.access")
+
+#: routes a monitor calls on a timer: their lines are DEBUG
+PROBE_ROUTES = frozenset({"/healthz", "/metrics"})
+
+
+class AccessLogMiddleware:
+    """Pure ASGI middleware writing the access line once the answer has been sent."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_and_watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_watch)
+        finally:
+            route = route_template(scope)
+            level = logging.DEBUG if route in PROBE_ROUTES else logging.INFO
+            if log.isEnabledFor(level):
+                duration_ms = round((time.perf_counter() - started) * 1000, 3)
+                method = str(scope.get("method", ""))
+                log.log(
+                    level,
+                    "%s %s %s %.1fms",
+                    method,
+                    route,
+                    status,
+                    duration_ms,
+                    extra={
+                        "method": method,
+                        "route": route,
+                        "status": status,
+                        "duration_ms": duration_ms,
+                    },
+                )

@@ -1,0 +1,117 @@
+"""Each cluster's size over time, stored as data: member count and desired capacity.
+
+Every transaction that may change a cluster's member count (nodes created, deleted, joining or
+leaving) or its desired capacity notes the cluster; just before it commits, :func:`record`
+counts the members, reads the desired capacity and appends a ``cluster_sizes`` row when either
+differs from the cluster's last row. The history is therefore exact at any size (a count, not
+a walk back over the newest N events) and needs no parsing of event texts.
+
+Writers with Core statements call :func:`note` (``store/nodes.py``); a session hook sees the
+ORM's flushes (new or deleted nodes, a changed ``cluster_id``, a changed desired capacity).
+Health marks and status changes do not note anything: they cannot change a size, and the count
+would cost them a query each.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from itertools import chain
+from typing import Any
+
+from sqlalchemy import Connection, delete, event, func, insert, inspect, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from herd.store.models import ClusterRow, ClusterSizeRow, NodeRow
+
+#: session.info key: ids of the clusters whose size may have changed in the open transaction
+_PENDING = "herd.size_touches"
+#: a history read returns at most this many points (the newest)
+MAX_POINTS = 10_000
+
+
+def note(session: Session, cluster_ids: Iterable[str | None]) -> None:
+    """This transaction may have changed these clusters' sizes (None: orphans, ignored)."""
+    pending: set[str] = session.info.setdefault(_PENDING, set())
+    pending.update(c for c in cluster_ids if c is not None)
+
+
+def track(sessions: sessionmaker[Session]) -> None:
+    """Make every session of ``sessions`` record the size changes it commits."""
+    event.listen(sessions, "after_flush", _seen_in_flush)
+    event.listen(sessions, "before_commit", _before_commit)
+    event.listen(sessions, "after_rollback", _after_rollback)
+
+
+def _seen_in_flush(session: Session, _flush_context: Any) -> None:
+    for obj in chain(session.new, session.deleted):
+        if isinstance(obj, NodeRow):
+            note(session, [obj.cluster_id])
+        elif isinstance(obj, ClusterRow):
+            note(session, [obj.id])
+    for obj in session.dirty:
+        if isinstance(obj, NodeRow):
+            history = inspect(obj).attrs.cluster_id.history
+            if history.added or history.deleted:
+                note(session, chain(history.added, history.deleted))
+        elif isinstance(obj, ClusterRow) and inspect(obj).attrs.desired_capacity.history.added:
+            note(session, [obj.id])
+
+
+def _before_commit(session: Session) -> None:
+    if session.in_nested_transaction():
+        return
+    if session.info.get(_PENDING) is None and not (session.new or session.dirty or session.deleted):
+        return
+    session.flush()  # the ORM's last changes, seen by _seen_in_flush
+    pending = session.info.pop(_PENDING, None)
+    if pending:
+        record(session.connection(), pending, time.time())
+
+
+def _after_rollback(session: Session) -> None:
+    session.info.pop(_PENDING, None)
+
+
+def record(connection: Connection, cluster_ids: Iterable[str], now: float) -> None:
+    """Append a size row for each cluster whose count or desired capacity changed."""
+    for cluster_id in sorted(cluster_ids):
+        desired = connection.execute(
+            select(ClusterRow.desired_capacity).where(ClusterRow.id == cluster_id)
+        ).scalar()
+        if desired is None:  # the cluster is gone: so is its history
+            connection.execute(
+                delete(ClusterSizeRow).where(ClusterSizeRow.cluster_id == cluster_id)
+            )
+            continue
+        members = connection.execute(
+            select(func.count()).select_from(NodeRow).where(NodeRow.cluster_id == cluster_id)
+        ).scalar_one()
+        last = connection.execute(
+            select(ClusterSizeRow.members, ClusterSizeRow.desired_capacity)
+            .where(ClusterSizeRow.cluster_id == cluster_id)
+            .order_by(ClusterSizeRow.at.desc(), ClusterSizeRow.id.desc())
+            .limit(1)
+        ).first()
+        if last is not None and (last[0], last[1]) == (members, desired):
+            continue
+        connection.execute(
+            insert(ClusterSizeRow).values(
+                cluster_id=cluster_id, at=now, members=int(members), desired_capacity=int(desired)
+            )
+        )
+
+
+def history(
+    session: Session, cluster_id: str, *, since: float | None = None, limit: int = MAX_POINTS
+) -> list[tuple[float, int, int]]:
+    """The cluster's (time, members, desired capacity) points, oldest first (the newest
+    ``limit`` of those at or after ``since``)."""
+    query = select(
+        ClusterSizeRow.at, ClusterSizeRow.members, ClusterSizeRow.desired_capacity
+    ).where(ClusterSizeRow.cluster_id == cluster_id)
+    if since is not None:
+        query = query.where(ClusterSizeRow.at >= since)
+    query = query.order_by(ClusterSizeRow.at.desc(), ClusterSizeRow.id.desc()).limit(limit)
+    rows = session.execute(query).all()
+    return [(float(at), int(m), int(d)) for at, m, d in reversed(rows)]
