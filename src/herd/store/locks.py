@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, delete, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from herd.store.bulk import chunked, insert_rows
@@ -99,16 +100,17 @@ def acquire_cluster(
     ``force`` (a forced CLUSTER_DELETE, as Senlin's lock stealing) takes it from live
     holders too, and asks the robbed top-level actions to stop (:func:`_rob`).
     """
-    row = session.get(ClusterLockRow, cluster_id, with_for_update=True)
     semaphore = -1 if scope is LockScope.CLUSTER else 1
+    row = session.get(ClusterLockRow, cluster_id, with_for_update=True)
     if row is None:
-        session.add(
-            ClusterLockRow(
-                cluster_id=cluster_id, action_ids=[action_id], semaphore=semaphore, updated_at=now
-            )
+        first = ClusterLockRow(
+            cluster_id=cluster_id, action_ids=[action_id], semaphore=semaphore, updated_at=now
         )
-        session.flush()
-        return True
+        if _added_first(session, first):
+            return True
+        row = session.get(ClusterLockRow, cluster_id, with_for_update=True, populate_existing=True)
+        if row is None:  # taken and released in between: ask again at the next try
+            return False
     holders = list(row.action_ids)
     if action_id in holders:
         return True
@@ -157,9 +159,11 @@ def acquire_node(
     """
     row = session.get(NodeLockRow, node_id, with_for_update=True)
     if row is None:
-        session.add(NodeLockRow(node_id=node_id, action_id=action_id, updated_at=now))
-        session.flush()
-        return True
+        if _added_first(session, NodeLockRow(node_id=node_id, action_id=action_id, updated_at=now)):
+            return True
+        row = session.get(NodeLockRow, node_id, with_for_update=True, populate_existing=True)
+        if row is None:  # taken and released in between: ask again at the next try
+            return False
     held = row.action_id != action_id and bool(
         live_holders(session, [row.action_id], dead_before, taker=action_id)
     )
@@ -169,6 +173,18 @@ def acquire_node(
         _rob(session, [row.action_id])
     row.action_id = action_id
     row.updated_at = now
+    return True
+
+
+def _added_first(session: Session, row: ClusterLockRow | NodeLockRow) -> bool:
+    """Insert the row of a lock nobody held; False when another transaction inserted it
+    first. Both saw no row (a row that does not exist cannot be locked FOR UPDATE), so the
+    loser's INSERT meets the winner's primary key: a busy lock, not an error."""
+    try:
+        with session.begin_nested():
+            session.add(row)
+    except IntegrityError:
+        return False
     return True
 
 
