@@ -198,6 +198,10 @@ def create_app(
         webhooks,
     ):
         app.include_router(module.router)
+    if settings.auth == "keystone":
+        from herd.api.keystone import KeystoneAuth, route_templates
+
+        services.extra["keystone"] = KeystoneAuth(settings, route_templates(app.routes))
     install_openapi(app)
     install_metrics(app, services)
     install_ui(app)
