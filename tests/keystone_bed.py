@@ -145,6 +145,10 @@ class KeystoneBed:
             f"key_repository = {credential_keys}\n"
             "[cache]\n"
             "enabled = false\n"
+            # bcrypt's cheapest cost: tempest makes users and logs in for every test class,
+            # and the default (12 rounds) costs a busy machine a second or more each time
+            "[identity]\n"
+            "password_hash_rounds = 4\n"
         )
 
     def _manage(self, *args: str) -> None:
@@ -186,13 +190,14 @@ class KeystoneBed:
         if "service" not in self.roles:
             self.roles["service"] = self._create(admin, "roles", {"name": "service"})
         for project in ("service", "demo", "other"):
-            self.projects[project] = self._create(
-                admin, "projects", {"name": project, "domain_id": "default"}
-            )
+            self.projects[project] = self.create_project(admin, project)
         self.add_user(admin, "herd", "service", "service")
         self.add_user(admin, "alice", "demo", "member")
         self.add_user(admin, "rita", "demo", "reader")
         self.add_user(admin, "bob", "other", "member")
+
+    def create_project(self, admin_token: str, name: str) -> str:
+        return self._create(admin_token, "projects", {"name": name, "domain_id": "default"})
 
     def add_user(self, admin_token: str, name: str, project: str, role: str) -> User:
         user_id = self._create(

@@ -18,6 +18,7 @@ from herd.api.views import render_actions
 from herd.store.listing import select_rows
 from herd.store.lookup import find
 from herd.store.models import ActionRow
+from herd.types import ActionStatus
 
 router = APIRouter(prefix="/v1/actions", tags=["actions"])
 
@@ -38,6 +39,7 @@ LIST_SPEC = pagination.ListSpec(
         "status": ActionRow.status,
         "cluster_id": ActionRow.cluster_id,
     },
+    valid={"status": pagination.one_of(ActionStatus)},
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,6 +16,8 @@ from herd.store.lookup import find_event
 from herd.store.models import EventRow
 
 router = APIRouter(prefix="/v1/events", tags=["events"])
+
+ACTION_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 LIST_SPEC = pagination.ListSpec(
     model=EventRow,
@@ -36,6 +39,11 @@ LIST_SPEC = pagination.ListSpec(
         "cluster_id": EventRow.cluster_id,
         "action": EventRow.action,
         "level": EventRow.level,
+    },
+    valid={
+        # Senlin's level names; an action is an action's name (CLUSTER_SCALE_OUT, ...)
+        "level": pagination.one_of(("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")),
+        "action": lambda value: ACTION_NAME.fullmatch(value) is not None,
     },
 )
 

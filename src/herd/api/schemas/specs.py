@@ -43,6 +43,7 @@ class PolicyCreate(RequestModel):
 
 
 class PolicyUpdate(RequestModel):
-    """``PATCH /v1/policies/<id>`` ``{"policy": {...}}``."""
+    """``PATCH /v1/policies/<id>`` ``{"policy": {...}}``: the name is all a policy may
+    change, so Senlin requires it ("'name' is a required property")."""
 
-    name: OptionalName = None
+    name: Name

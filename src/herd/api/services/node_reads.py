@@ -17,7 +17,7 @@ from herd.store import node_reads
 from herd.store.database import Connection, Session
 from herd.store.lookup import find
 from herd.store.models import ClusterRow, NodeRow
-from herd.types import ResourceType
+from herd.types import NodeStatus, ResourceType
 
 LIST_SPEC = pagination.ListSpec(
     model=NodeRow,
@@ -31,6 +31,7 @@ LIST_SPEC = pagination.ListSpec(
     },
     default_sort=("init_at",),
     filters={"name": NodeRow.name, "status": NodeRow.status},
+    valid={"status": pagination.one_of(NodeStatus)},
     extra=frozenset({"cluster_id", "show_details"}),
 )
 

@@ -168,7 +168,7 @@ NODE_ACTIONS = {"check": ActionName.NODE_CHECK, "recover": ActionName.NODE_RECOV
 def node_action(
     session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
 ) -> ActionRow:
-    name, params = single_action(body, NODE_ACTIONS)
+    name, params = single_action(body, NODE_ACTIONS, stop=".")
     if name == "check":
         parse_body(CheckParams, params, label="check")
         inputs: dict[str, Any] = {}
