@@ -51,6 +51,8 @@ class ListSpec:
     bool_filters: frozenset[str] = frozenset()
     #: accepted and handled by the router (or ignored), e.g. ``show_details``
     extra: frozenset[str] = frozenset()
+    #: the text for an unknown query parameter (Senlin quoted the name for clusters only)
+    invalid_parameter: str = "Invalid parameter {key}"
     #: filters whose values are checked: a value the check refuses is a 400 (Senlin's
     #: enum fields, ``Field value <v> is invalid``), not an empty list
     valid: Mapping[str, Callable[[str], bool]] = field(default_factory=dict)
@@ -116,7 +118,7 @@ def parse(params: QueryParams, spec: ListSpec) -> ListParams:
     allowed = set(COMMON) | set(spec.filters) | set(spec.extra)
     for key in params:
         if key not in allowed:
-            raise InvalidRequest(f"Invalid parameter {key}", field=key)
+            raise InvalidRequest(spec.invalid_parameter.format(key=key), field=key)
     result = ListParams()
     if "limit" in params:
         raw = params["limit"]

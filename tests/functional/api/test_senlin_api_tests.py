@@ -175,3 +175,102 @@ def test_unknown_types_are_404(client: TestClient, kind: str, path: str) -> None
         404,
         f"The {kind}_type 'senlin.{kind}.bogus-1.0' could not be found.",
     )
+
+
+def test_recover_keys_are_read_after_the_cluster_is_found(client: TestClient) -> None:
+    """test_cluster_recover_cluster_not_found: any map, then 404 for the missing cluster."""
+    assert_error(
+        client.post(f"/v1/clusters/{UUID}/actions", json={"recover": {"k1": "v1"}}),
+        404,
+        f"The cluster '{UUID}' could not be found.",
+    )
+
+
+@pytest.mark.parametrize("action", ["check", "policy_attach", "policy_detach", "policy_update"])
+def test_action_params_not_a_map(client: TestClient, action: str) -> None:
+    """test_cluster_*_params_not_dict: Senlin's text names no key."""
+    cluster = make_cluster(client, make_profile(client), "c")
+    assert_error(
+        client.post(f"/v1/clusters/{cluster}/actions", json={action: "not-a-map"}),
+        400,
+        "The data provided is not a map",
+    )
+
+
+@pytest.mark.parametrize("action", ["add_nodes", "del_nodes"])
+def test_missing_node_list_is_an_empty_one(client: TestClient, action: str) -> None:
+    """test_cluster_add_nodes_missing_nodes_params and its del_nodes twin."""
+    cluster = make_cluster(client, make_profile(client), "c")
+    assert_error(
+        client.post(f"/v1/clusters/{cluster}/actions", json={action: {}}),
+        400,
+        "Value for 'nodes' must have at least 1 item(s).",
+    )
+
+
+def test_cluster_list_quotes_an_unknown_parameter(client: TestClient) -> None:
+    """test_cluster_list_invalid_params: clusters quote the name; other lists do not."""
+    assert_error(client.get("/v1/clusters?bogus=1"), 400, "Invalid parameter 'bogus'")
+    assert_error(client.get("/v1/nodes?bogus=1"), 400, "Invalid parameter bogus")
+
+
+@pytest.mark.parametrize(
+    ("nodes", "message"),
+    [
+        ([], "The data provided is not a map"),
+        ({}, "The data provided is not a map"),
+        ({"old_node": None}, "Field `nodes[old_node]' cannot be None"),
+        ({"old1": "new", "old2": "new"}, "Map contains duplicated values"),
+    ],
+)
+def test_replace_nodes_body_before_the_cluster(
+    client: TestClient, nodes: object, message: str
+) -> None:
+    """test_cluster_replace_nodes_params_not_map and its siblings: a 400 for 'cluster_id'."""
+    assert_error(
+        client.post(
+            "/v1/clusters/cluster_id/actions",
+            json={"replace_nodes": {"nodes": nodes}},
+            headers={"OpenStack-API-Version": "clustering 1.3"},
+        ),
+        400,
+        message,
+    )
+
+
+@pytest.mark.parametrize(
+    ("resize", "message"),
+    [
+        (
+            {"adjustment_type": "bogus", "number": 5},
+            "Value 'bogus' is not acceptable for field 'adjustment_type'.",
+        ),
+        (
+            {"max_size": 20, "min_size": 5, "number": 5},
+            "Missing adjustment_type value for size adjustment.",
+        ),
+        (
+            {"adjustment_type": "CHANGE_IN_CAPACITY", "max_size": 20},
+            "Missing number value for size adjustment.",
+        ),
+        (
+            {"adjustment_type": "CHANGE_IN_CAPACITY", "max_size": 10, "min_size": 20, "number": 5},
+            "The specified min_size (20) is greater than the specified max_size (10).",
+        ),
+    ],
+)
+def test_resize_body_before_the_cluster(client: TestClient, resize: object, message: str) -> None:
+    """TestClusterResizeNegativeInvalidResizeParams: a 400 for the cluster 'cluster_id'."""
+    assert_error(
+        client.post("/v1/clusters/cluster_id/actions", json={"resize": resize}), 400, message
+    )
+
+
+@pytest.mark.parametrize("action", ["check", "recover"])
+def test_node_action_params_not_a_map(client: TestClient, action: str) -> None:
+    """test_node_check / test_node_recover: test_param_is_not_map."""
+    assert_error(
+        client.post(f"/v1/nodes/{UUID}/actions", json={action: []}),
+        400,
+        "The params provided is not a map.",
+    )

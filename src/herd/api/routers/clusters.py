@@ -37,6 +37,7 @@ LIST_SPEC = pagination.ListSpec(
     default_sort=("init_at",),
     filters={"name": ClusterRow.name, "status": ClusterRow.status},
     valid={"status": pagination.one_of(ClusterStatus)},
+    invalid_parameter="Invalid parameter '{key}'",
     extra=frozenset({"region"}),
 )
 
