@@ -271,11 +271,12 @@ def _results(workspace: Path) -> dict[str, str]:
         capture_output=True,
         check=False,
     ).stdout
+    # subunit2csv exits 1 when the stream holds a failure: its output is what counts
     rows = subprocess.run(
         [str(TEMPEST_BED / "bin" / "subunit2csv"), "--no-passthrough"],
         input=stream,
         capture_output=True,
-        check=True,
+        check=False,
     ).stdout.decode()
     results: dict[str, str] = {}
     for row in csv.DictReader(io.StringIO(rows)):
@@ -291,6 +292,18 @@ def _expected_failure(test: str) -> str | None:
         if re.search(pattern, short):
             return reason
     return None
+
+
+def verdict(results: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The failures not listed, and the listed tests that passed (subunit's statuses:
+    ``success``, ``failure``, ``skip``)."""
+    unexpected = sorted(
+        t for t, status in results.items() if status == "failure" and not _expected_failure(t)
+    )
+    fixed = sorted(
+        t for t, status in results.items() if status == "success" and _expected_failure(t)
+    )
+    return unexpected, fixed
 
 
 def test_senlin_api_tests_pass(stack: tuple[KeystoneBed, HerdServer], tmp_path: Path) -> None:
@@ -317,13 +330,11 @@ def test_senlin_api_tests_pass(stack: tuple[KeystoneBed, HerdServer], tmp_path: 
     results = _results(workspace)
     counts = Counter(results.values())
     print(f"\nSENLIN TEMPEST {dict(counts)} of {len(results)} (output: {tmp_path})")
-    assert results, f"tempest ran no test: {run.stdout[-3000:]}{run.stderr[-3000:]}"
-    unexpected = sorted(
-        t for t, status in results.items() if status == "fail" and not _expected_failure(t)
+    assert len(results) >= 300, (
+        f"tempest ran too few tests: {run.stdout[-3000:]}{run.stderr[-3000:]}"
     )
-    fixed = sorted(
-        t for t, status in results.items() if status == "success" and _expected_failure(t)
-    )
+    assert counts["success"] >= 169, counts  # measured with this branch: it may only grow
+    unexpected, fixed = verdict(results)
     for test in unexpected:
         print("FAIL", test)
     assert not unexpected, f"{len(unexpected)} Senlin API tests failed: {unexpected}"
