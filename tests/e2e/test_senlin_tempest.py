@@ -310,7 +310,9 @@ def test_senlin_api_tests_pass(stack: tuple[KeystoneBed, HerdServer], tmp_path: 
     keystone, _herd = stack
     tempest = str(TEMPEST_BED / "bin" / "tempest")
     workspace = tmp_path / "tempest"
-    subprocess.run([tempest, "init", str(workspace)], check=True, capture_output=True)
+    # no `tempest init`: it registers every workspace in ~/.tempest, by name. With
+    # --config-file, `tempest run` writes the .stestr.conf it needs itself.
+    (workspace / "etc").mkdir(parents=True)
     conf = _tempest_conf(keystone, workspace, _accounts(keystone, workspace))
     (workspace / "etc" / "tempest.conf").write_text(conf)
     # the workspace's configuration, whatever /etc/tempest holds on this machine
@@ -319,7 +321,16 @@ def test_senlin_api_tests_pass(stack: tuple[KeystoneBed, HerdServer], tmp_path: 
         "TEMPEST_CONFIG": "tempest.conf",
     }
     run = subprocess.run(
-        [tempest, "run", "--regex", "senlin_tempest_plugin.tests.api", "--concurrency", "2"],
+        [
+            tempest,
+            "run",
+            "--config-file",
+            str(workspace / "etc" / "tempest.conf"),
+            "--regex",
+            "senlin_tempest_plugin.tests.api",
+            "--concurrency",
+            "2",
+        ],
         cwd=workspace,
         capture_output=True,
         text=True,
