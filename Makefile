@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor nova-bed
+.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor nova-bed keystone-bed tempest-bed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,32 @@ install: $(STAMP)
 nova-bed:
 	PYTHON=$(PYTHON) scripts/nova-bed/install.sh
 
+## Test beds for the OpenStack tests (issue 30), each in its own venv under .beds/ (ignored by git).
+## Keystone (from PyPI, on SQLite, under gunicorn) for `herd serve --auth keystone`.
+KEYSTONE_BED   := .beds/keystone
+KEYSTONE_STAMP := $(KEYSTONE_BED)/.installed
+KEYSTONE_PINS  := 'keystone>=30,<31' gunicorn
+$(KEYSTONE_STAMP):
+	$(PYTHON) -m venv $(KEYSTONE_BED)
+	$(KEYSTONE_BED)/bin/pip install -q --upgrade pip
+	$(KEYSTONE_BED)/bin/pip install -q $(KEYSTONE_PINS)
+	touch $(KEYSTONE_STAMP)
+
+keystone-bed: $(KEYSTONE_STAMP)
+
+## tempest with Senlin's API tests (senlin-tempest-plugin), run against herd by
+## tests/e2e/test_senlin_tempest.py.
+TEMPEST_BED   := .beds/tempest
+TEMPEST_STAMP := $(TEMPEST_BED)/.installed
+TEMPEST_PINS  := 'tempest>=47' 'senlin-tempest-plugin==1.8.0'
+$(TEMPEST_STAMP):
+	$(PYTHON) -m venv $(TEMPEST_BED)
+	$(TEMPEST_BED)/bin/pip install -q --upgrade pip
+	$(TEMPEST_BED)/bin/pip install -q $(TEMPEST_PINS)
+	touch $(TEMPEST_STAMP)
+
+tempest-bed: $(TEMPEST_STAMP)
+
 ## Start herd on its embedded defaults: SQLite under ./herd-data, process driver, 127.0.0.1:8778.
 ## A development server: the members it runs are on this machine, so their health poll URLs
 ## and hook receivers on loopback are allowed (docs/security.md, the outbound guard).
@@ -27,7 +53,7 @@ serve: $(STAMP)
 
 ## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end, against a real
 ## Nova), plus lint, the import contracts (layering, pure decision code) and types.
-test: $(STAMP) nova-bed
+test: $(STAMP) nova-bed keystone-bed tempest-bed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports

@@ -32,8 +32,23 @@ class Settings(BaseSettings):
     db_url: str | None = None
     host: str = "127.0.0.1"
     port: int = Field(default=8778, ge=0, le=65535)
-    auth: Literal["none", "token"] = "none"
+    auth: Literal["none", "token", "keystone"] = "none"
     default_project: str = "default"
+    #: ``auth: keystone``: Keystone's identity URL (``http://host:5000/v3``) and herd's
+    #: service user, with which keystonemiddleware validates the callers' tokens
+    keystone_auth_url: str | None = None
+    keystone_username: str = "herd"
+    keystone_password: SecretStr | None = None
+    keystone_project_name: str = "service"
+    keystone_user_domain_name: str = "Default"
+    keystone_project_domain_name: str = "Default"
+    keystone_region_name: str | None = None
+    #: seconds a validated token is believed without asking Keystone again (a revoked
+    #: token works that long): keystonemiddleware's token_cache_time
+    keystone_token_cache_time: int = Field(default=300, ge=0)
+    #: ``auth: keystone``: an oslo.policy file (YAML or JSON) whose rules replace herd's
+    #: defaults (docs/api.md lists the rules)
+    policy_file: Path | None = None
     run_engine: bool = True
     #: ``text`` (human-readable lines) or ``json`` (one JSON object per line)
     log_format: Literal["text", "json"] = "text"

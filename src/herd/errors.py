@@ -69,6 +69,12 @@ class Unauthorized(HerdError):
     code = "Unauthorized"
 
 
+class ServiceUnavailable(HerdError):
+    """A service herd depends on (Keystone, for ``auth: keystone``) did not answer (503)."""
+
+    code = "ServiceUnavailable"
+
+
 class Conflict(HerdError):
     """The request conflicts with the current state (409)."""
 

@@ -7,6 +7,7 @@ lifespan, so the API can run (and be tested) without it.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -168,9 +169,18 @@ def create_app(
             if owns_database:
                 db.dispose()
 
+    # A body without a Content-Type is JSON, as Senlin reads it (its clients send some
+    # without: tempest's validate calls). FastAPI since it grew strict_content_type
+    # would read no body at all.
+    lenient: dict[str, Any] = (
+        {"strict_content_type": False}
+        if "strict_content_type" in inspect.signature(FastAPI).parameters
+        else {}
+    )
     app = FastAPI(
         # Every route: a path or query parameter no store can hold is a 400, not a 500.
         dependencies=[Depends(input_guard.check_parameters)],
+        **lenient,
         title="herd",
         summary="Clustering service, wire-compatible with the OpenStack clustering API v1.",
         version="1.14",
@@ -209,6 +219,10 @@ def create_app(
         webhooks,
     ):
         app.include_router(module.router)
+    if settings.auth == "keystone":
+        from herd.api.keystone import KeystoneAuth, route_templates
+
+        services.extra["keystone"] = KeystoneAuth(settings, route_templates(app.routes))
     install_openapi(app)
     install_metrics(app, services)
     install_ui(app)

@@ -1,6 +1,9 @@
 """Who is calling: user, project and roles.
 
 ``auth: none`` makes every caller the admin of ``settings.default_project``.
+``auth: keystone`` asks Keystone who a token belongs to (``api/keystone.py``) and checks
+the route's policy rule (``api/policy.py``); the token's project, user, roles and domain
+make the context.
 ``auth: token`` looks ``X-Auth-Token`` up by its SHA-256 in the ``tokens``
 table. Members see only their project (other projects' resources are 404);
 admins see every resource by id and every project's resources in lists with
@@ -14,7 +17,7 @@ agent tokens unless it says otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
@@ -25,6 +28,9 @@ from herd.errors import Forbidden, Unauthorized
 from herd.store import tokens
 from herd.store.lookup import Scope
 from herd.types import Role
+
+if TYPE_CHECKING:
+    from herd.api.keystone import KeystoneAuth
 
 TOKEN_HEADER = "X-Auth-Token"
 AGENT_REFUSED = (
@@ -39,6 +45,8 @@ class RequestContext:
     project: str
     roles: tuple[str, ...]
     version: APIVersion
+    #: the project's domain (``auth: keystone``)
+    domain: str | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -72,7 +80,20 @@ async def _caller(request: Request, services: Services) -> RequestContext:
     secret = request.headers.get(TOKEN_HEADER)
     if not secret:
         raise Unauthorized("Authentication required: send a token in X-Auth-Token.")
+    if settings.auth == "keystone":
+        return await _keystone_context(request, services, secret, version)
     return await run_in_threadpool(_token_context, services, secret, version)
+
+
+async def _keystone_context(
+    request: Request, services: Services, secret: str, version: APIVersion
+) -> RequestContext:
+    keystone: KeystoneAuth = services.extra["keystone"]
+    identity = await run_in_threadpool(keystone.tokens.identify, secret)
+    route = request.scope.get("route")
+    path = getattr(route, "path", request.url.path)
+    roles = keystone.roles(identity, request.method, path)
+    return RequestContext(identity.user, identity.project, roles, version, identity.domain)
 
 
 async def get_context(request: Request, services: ServicesDep) -> RequestContext:

@@ -52,6 +52,7 @@ STATUS_BY_ERROR: dict[type[BaseException], int] = {
     errors.Conflict: 409,
     errors.PolicyRejected: 400,
     errors.DriverError: 500,
+    errors.ServiceUnavailable: 503,
     errors.InternalError: 500,
     errors.HerdError: 500,
 }

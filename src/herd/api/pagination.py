@@ -6,7 +6,8 @@ The query string is parsed here, with Senlin's texts; the keyset paging itself i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,12 @@ from herd.store.database import Session
 from herd.store.listing import Query
 from herd.store.lookup import Scope
 from herd.store.paging import Column
+
+
+def one_of(values: Iterable[str]) -> Callable[[str], bool]:
+    """A filter check: the value is one of ``values`` (an enum's)."""
+    allowed = frozenset(values)
+    return allowed.__contains__
 
 
 def invalid_value(name: str, value: Any) -> InvalidRequest:
@@ -44,6 +51,11 @@ class ListSpec:
     bool_filters: frozenset[str] = frozenset()
     #: accepted and handled by the router (or ignored), e.g. ``show_details``
     extra: frozenset[str] = frozenset()
+    #: the text for an unknown query parameter (Senlin quoted the name for clusters only)
+    invalid_parameter: str = "Invalid parameter {key}"
+    #: filters whose values are checked: a value the check refuses is a 400 (Senlin's
+    #: enum fields, ``Field value <v> is invalid``), not an empty list
+    valid: Mapping[str, Callable[[str], bool]] = field(default_factory=dict)
     has_project: bool = True
 
 
@@ -106,7 +118,7 @@ def parse(params: QueryParams, spec: ListSpec) -> ListParams:
     allowed = set(COMMON) | set(spec.filters) | set(spec.extra)
     for key in params:
         if key not in allowed:
-            raise InvalidRequest(f"Invalid parameter {key}", field=key)
+            raise InvalidRequest(spec.invalid_parameter.format(key=key), field=key)
     result = ListParams()
     if "limit" in params:
         raw = params["limit"]
@@ -123,7 +135,7 @@ def parse(params: QueryParams, spec: ListSpec) -> ListParams:
             raise InvalidRequest(f"Value must be <= {MAX_LIMIT} for field 'limit'.", field="limit")
         result.limit = limit
     if "marker" in params:
-        result.marker = params["marker"]
+        result.marker = parse_marker(params["marker"])
     if "sort" in params:
         result.sort = parse_sort(params["sort"], spec)
     if "global_project" in params:
@@ -132,6 +144,10 @@ def parse(params: QueryParams, spec: ListSpec) -> ListParams:
         values = [v for v in params.getlist(name) if v != ""]
         if not values:
             continue
+        check = spec.valid.get(name)
+        bad = [v for v in values if check is not None and not check(v)]
+        if bad:
+            raise InvalidRequest(f"Field value {bad[0]} is invalid", field=name)
         if name in spec.bool_filters:
             result.filters[name] = [parse_bool(name, v) for v in values]
         else:
@@ -142,14 +158,29 @@ def parse(params: QueryParams, spec: ListSpec) -> ListParams:
     return result
 
 
+def parse_marker(value: str) -> str:
+    """A marker is an id: Senlin refuses anything but a UUID before it looks it up."""
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        raise InvalidRequest(
+            f"The value for marker is not a valid UUID: '{value}'.", field="marker"
+        ) from None
+    return value
+
+
 def parse_sort(value: str, spec: ListSpec) -> list[tuple[str, bool]]:
+    """``key[:asc|desc],...`` with Senlin's texts (a bad direction is named before a bad key,
+    as Senlin's ``Sort`` field does)."""
     keys: list[tuple[str, bool]] = []
     for item in value.split(","):
         key, _, direction = item.strip().partition(":")
-        if not key or key not in spec.sort_keys:
-            raise invalid_value("sort key", key)
+        if not key:
+            raise InvalidRequest("Missing sort key for 'sort'.", field="sort")
         if direction and direction not in ("asc", "desc"):
-            raise invalid_value("sort dir", direction)
+            raise InvalidRequest(f"Unsupported sort dir '{direction}' for 'sort'.", field="sort")
+        if key not in spec.sort_keys:
+            raise InvalidRequest(f"Unsupported sort key '{key}' for 'sort'.", field="sort")
         keys.append((key, direction == "desc"))
     return keys
 

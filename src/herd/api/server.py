@@ -47,6 +47,16 @@ def check_auth(settings: Settings) -> None:
             "(HERD_AUTH=token) and create tokens with 'herd token create'.",
             field="auth",
         )
+    if settings.auth == "keystone":
+        from herd.api.keystone import missing_settings
+
+        missing = missing_settings(settings)
+        if missing:
+            raise InvalidRequest(
+                f"auth 'keystone' needs {', '.join(missing)}: Keystone's URL and the password "
+                "of herd's service user, which validates the callers' tokens.",
+                field="auth",
+            )
 
 
 def serve(settings: Settings) -> None:

@@ -50,8 +50,11 @@ def serve(
     data_dir: DataDirOption = None,
     db_url: DbUrlOption = None,
     auth: Annotated[
-        Literal["none", "token"] | None,
-        typer.Option(help="none (loopback only) or token (X-Auth-Token)."),
+        Literal["none", "token", "keystone"] | None,
+        typer.Option(
+            help="none (loopback only), token (herd's tokens in X-Auth-Token) or keystone "
+            "(Keystone tokens; HERD_KEYSTONE_* settings)."
+        ),
     ] = None,
     no_engine: Annotated[
         bool, typer.Option("--no-engine", help="Serve the API only; engines run apart.")

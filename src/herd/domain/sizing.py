@@ -257,6 +257,41 @@ class ResizeRequest:
     strict: bool | None = None
 
 
+def check_resize_fields(request: ResizeRequest) -> None:
+    """The resize rules that need no cluster (Senlin's API checked them before it looked the
+    cluster up: a bad resize of a missing cluster is a 400).
+
+    Raises:
+        InvalidRequest: With Senlin's text and the offending field.
+    """
+    given = (request.adjustment_type, request.number, request.min_size, request.max_size)
+    if all(value is None for value in given):
+        raise InvalidRequest("Not enough parameters to do resize action.")
+    adjustment_type = (
+        AdjustmentType(request.adjustment_type) if request.adjustment_type is not None else None
+    )
+    if adjustment_type is not None and request.number is None:
+        raise InvalidRequest("Missing number value for size adjustment.", field="number")
+    if adjustment_type is None and request.number is not None:
+        raise InvalidRequest(
+            "Missing adjustment_type value for size adjustment.", field="adjustment_type"
+        )
+    min_size, max_size = request.min_size, request.max_size
+    if min_size is not None and max_size is not None and max_size > 0 and min_size > max_size:
+        raise InvalidRequest(
+            f"The specified min_size ({min_size}) is greater than the specified max_size "
+            f"({max_size}).",
+            field="min_size",
+        )
+    number = request.number
+    if adjustment_type is AdjustmentType.EXACT_CAPACITY and number is not None and number < 0:
+        raise InvalidRequest(
+            "The 'number' must be non-negative integer for adjustment type "
+            f"'{adjustment_type.value}'.",
+            field="number",
+        )
+
+
 def validate_resize_request(
     request: ResizeRequest, cluster: ClusterSize, current: int, max_nodes_per_cluster: int
 ) -> dict[str, Any]:
@@ -275,38 +310,18 @@ def validate_resize_request(
     Raises:
         InvalidRequest: With Senlin's text and the offending field.
     """
-    given = (request.adjustment_type, request.number, request.min_size, request.max_size)
-    if all(value is None for value in given):
-        raise InvalidRequest("Not enough parameters to do resize action.")
+    check_resize_fields(request)
     adjustment_type = (
         AdjustmentType(request.adjustment_type) if request.adjustment_type is not None else None
     )
-    if adjustment_type is not None and request.number is None:
-        raise InvalidRequest("Missing number value for size adjustment.", field="number")
-    if adjustment_type is None and request.number is not None:
-        raise InvalidRequest(
-            "Missing adjustment_type value for size adjustment.", field="adjustment_type"
-        )
     min_size, max_size = request.min_size, request.max_size
     # Senlin forwards min_step only for percentage adjustments.
     percentage = adjustment_type is AdjustmentType.CHANGE_IN_PERCENTAGE
     min_step = request.min_step if percentage else None
     strict = True if request.strict is None else request.strict
-    if min_size is not None and max_size is not None and max_size > 0 and min_size > max_size:
-        raise InvalidRequest(
-            f"The specified min_size ({min_size}) is greater than the specified max_size "
-            f"({max_size}).",
-            field="min_size",
-        )
     number = request.number
     desired = None
     if adjustment_type is not None and number is not None:
-        if adjustment_type is AdjustmentType.EXACT_CAPACITY and number < 0:
-            raise InvalidRequest(
-                "The 'number' must be non-negative integer for adjustment type "
-                f"'{adjustment_type.value}'.",
-                field="number",
-            )
         if not percentage:
             number = int(number)
         desired = calculate_desired(current, adjustment_type, number, min_step)

@@ -79,6 +79,10 @@ class DriverRegistry:
                     f"{supported}.",
                     field="type",
                 )
+            base = name.rpartition("-")[0] or name
+            if not any(key.rpartition("-")[0] == base for key in self._drivers):
+                # a type nobody provides: Senlin's 404 and text (ResourceNotFound)
+                raise NotFound("profile_type", name)
             raise InvalidSpec(
                 f"The specified profile type ({name}) is not supported. "
                 f"Supported types: {supported}.",

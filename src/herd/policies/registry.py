@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from herd.errors import InvalidSpec
+from herd.errors import InvalidSpec, NotFound
 from herd.policies.affinity import AffinityPolicy
 from herd.policies.base import Policy
 from herd.policies.batch import BatchPolicy
@@ -93,9 +93,8 @@ class PolicyRegistry:
             return cls
         known = self.supported_versions(type_name)
         if not known:
-            raise InvalidSpec(
-                f"The specified policy type ({type_name}) is not supported.", field="type"
-            )
+            # a type nobody provides: Senlin's 404 and text (ResourceNotFound)
+            raise NotFound("policy_type", f"{type_name}-{version}")
         raise InvalidSpec(
             f"The specified version ({version}) of policy type ({type_name}) is not "
             f"supported. Supported versions: {', '.join(known)}.",

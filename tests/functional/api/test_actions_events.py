@@ -35,7 +35,7 @@ def test_action_views_and_filters(client: TestClient) -> None:
     r = client.get("/v1/actions?sort=target:desc")
     assert [a["target"] for a in r.json()["actions"]] == sorted([c1, c2], reverse=True)
     assert_error(
-        client.get("/v1/actions?sort=owner"), 400, "Invalid value 'owner' specified for 'sort key'"
+        client.get("/v1/actions?sort=owner"), 400, "Unsupported sort key 'owner' for 'sort'."
     )
     assert_error(client.get("/v1/actions/nope"), 404, "The action 'nope' could not be found.")
 

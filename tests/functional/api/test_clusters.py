@@ -153,9 +153,9 @@ def test_cluster_list_filters_sort_paging(client: TestClient) -> None:
     assert_error(
         client.get("/v1/clusters?sort=profile_id"),
         400,
-        "Invalid value 'profile_id' specified for 'sort key'",
+        "Unsupported sort key 'profile_id' for 'sort'.",
     )
-    assert_error(client.get("/v1/clusters?type=x"), 400, "Invalid parameter type")
+    assert_error(client.get("/v1/clusters?type=x"), 400, "Invalid parameter 'type'")
 
 
 def test_cluster_get_by_name_short_id_and_ambiguity(client: TestClient) -> None:

@@ -219,11 +219,13 @@ def test_list_filters_sort_and_paging(client: TestClient, cluster: str) -> None:
     assert_error(
         client.get("/v1/receivers?sort=params"),
         400,
-        "Invalid value 'params' specified for 'sort key'",
+        "Unsupported sort key 'params' for 'sort'.",
     )
     assert_error(client.get("/v1/receivers?limit=-1"), 400, "Value must be >= 0 for field 'limit'.")
     assert_error(
-        client.get("/v1/receivers?marker=nope"), 400, "Invalid value 'nope' specified for 'marker'"
+        client.get("/v1/receivers?marker=nope"),
+        400,
+        "The value for marker is not a valid UUID: 'nope'.",
     )
 
 

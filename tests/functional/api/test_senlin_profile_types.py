@@ -45,10 +45,20 @@ def test_senlin_profile_type_is_400(client: TestClient, spec: dict[str, Any], fu
     assert client.get("/v1/events").json()["events"] == []
 
 
-def test_an_unknown_type_is_400_too(client: TestClient) -> None:
+MV_1_2 = {"OpenStack-API-Version": "clustering 1.2"}
+
+
+def test_an_unknown_type_is_404(client: TestClient) -> None:
+    """Senlin's ResourceNotFound for a type nobody provides (senlin-tempest-plugin's
+    test_profile_create_profile_type_incorrect); a known type's unknown version stays 400."""
     spec = {"type": "my.thing", "version": "2.0", "properties": {}}
     r = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
-    assert_error(r, 400, f"The specified profile type (my.thing-2.0) is not supported. {SUPPORTED}")
+    assert_error(r, 404, "The profile_type 'my.thing-2.0' could not be found.")
+    r = client.post("/v1/profiles/validate", json={"profile": {"spec": spec}}, headers=MV_1_2)
+    assert_error(r, 404, "The profile_type 'my.thing-2.0' could not be found.")
+    spec = {"type": "herd.sim", "version": "2.0", "properties": {}}
+    r = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
+    assert_error(r, 400, f"The specified profile type (herd.sim-2.0) is not supported. {SUPPORTED}")
 
 
 def test_a_nova_profile_without_a_cloud_is_400_saying_so(

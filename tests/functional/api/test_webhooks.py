@@ -121,7 +121,7 @@ def test_request_errors(client: TestClient, cluster: str) -> None:
 def test_state_checks_run_when_the_webhook_fires(client: TestClient, cluster: str) -> None:
     created = receiver(client, cluster, action="CLUSTER_DEL_NODES")
     url = local(created["channel"]["alarm_url"])
-    assert_error(client.post(url), 400, "'nodes' is a required property")
+    assert_error(client.post(url), 400, "Value for 'nodes' must have at least 1 item(s).")
     assert_error(
         client.post(url, json={"params": {"nodes": ["ghost"]}}),
         400,

@@ -43,7 +43,6 @@ def test_lookup_by_full_name_and_by_type_with_version(registry: DriverRegistry) 
         ("os.heat.stack-1.0", None, "os.heat.stack-1.0"),
         ("os.nova.server", "2.0", "os.nova.server-2.0"),
         ("herd.process", "2.0", "herd.process-2.0"),
-        ("nothing", None, "nothing"),
     ],
 )
 def test_unknown_type_names_the_supported_ones(
@@ -56,6 +55,13 @@ def test_unknown_type_names_the_supported_ones(
         f"The specified profile type ({shown}) is not supported."
     )
     assert "herd.process-1.0, herd.sim-1.0, os.nova.server-1.0" in caught.value.message
+
+
+def test_a_type_nobody_provides_is_not_found(registry: DriverRegistry) -> None:
+    """Senlin's ResourceNotFound (404) and text, which senlin-tempest-plugin checks."""
+    with pytest.raises(NotFound) as caught:
+        registry.get("nothing", "1.0")
+    assert caught.value.message == "The profile_type 'nothing-1.0' could not be found."
 
 
 def test_registering_twice_is_refused(registry: DriverRegistry) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from herd.errors import InvalidSpec
+from herd.errors import InvalidSpec, NotFound
 from herd.policies.deletion import DeletionPolicy
 from herd.policies.health import HealthPolicy
 from herd.policies.registry import PolicyRegistry, default_policy_registry
@@ -73,10 +73,12 @@ def test_strict_boolean(value: Any, expected: bool) -> None:
 
 def test_unknown_type_and_version() -> None:
     registry = default_policy_registry()
-    with pytest.raises(InvalidSpec) as info:
-        registry.create({"type": "senlin.policy.lb", "version": 1.0, "properties": {}})
-    assert info.value.message == "The specified policy type (senlin.policy.lb) is not supported."
-    assert info.value.field == "type"
+    # a type herd does not provide: Senlin's ResourceNotFound (404) and text
+    with pytest.raises(NotFound) as missing:
+        registry.create({"type": "senlin.policy.lb", "version": "1.0", "properties": {}})
+    assert missing.value.message == (
+        "The policy_type 'senlin.policy.lb-1.0' could not be found."
+    )
     with pytest.raises(InvalidSpec) as info:
         registry.create(DELETION | {"version": "2.0"})
     assert info.value.message == (
@@ -127,7 +129,7 @@ def test_types_listing_and_priorities() -> None:
 
 def test_registries_are_independent() -> None:
     empty = PolicyRegistry()
-    with pytest.raises(InvalidSpec):
+    with pytest.raises(NotFound):
         empty.resolve("senlin.policy.deletion", "1.1")
     empty.register(DeletionPolicy)
     assert empty.resolve("senlin.policy.deletion", "1.0") is DeletionPolicy

@@ -19,6 +19,7 @@ from herd.api.views import render_actions
 from herd.store.listing import select_rows
 from herd.store.lookup import find
 from herd.store.models import ActionRow
+from herd.types import ActionStatus
 
 router = APIRouter(prefix="/v1/actions", tags=["actions"])
 
@@ -41,6 +42,7 @@ LIST_SPEC = pagination.ListSpec(
         # herd's addition: what one API request caused (docs/api.md)
         "request_id": ActionRow.request_id,
     },
+    valid={"status": pagination.one_of(ActionStatus)},
 )
 
 

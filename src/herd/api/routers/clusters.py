@@ -21,7 +21,7 @@ from herd.api.views import render_cluster, render_clusters
 from herd.store.listing import select_rows, spans_region
 from herd.store.lookup import find
 from herd.store.models import ClusterRow
-from herd.types import ResourceType
+from herd.types import ClusterStatus, ResourceType
 
 router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
 
@@ -36,6 +36,8 @@ LIST_SPEC = pagination.ListSpec(
     },
     default_sort=("init_at",),
     filters={"name": ClusterRow.name, "status": ClusterRow.status},
+    valid={"status": pagination.one_of(ClusterStatus)},
+    invalid_parameter="Invalid parameter '{key}'",
     extra=frozenset({"region", "show_nodes"}),
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -16,6 +17,8 @@ from herd.store.lookup import find_event
 from herd.store.models import EventRow
 
 router = APIRouter(prefix="/v1/events", tags=["events"])
+
+ACTION_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 LIST_SPEC = pagination.ListSpec(
     model=EventRow,
@@ -39,6 +42,11 @@ LIST_SPEC = pagination.ListSpec(
         "level": EventRow.level,
         # herd's addition: what one API request caused (docs/api.md)
         "request_id": EventRow.request_id,
+    },
+    valid={
+        # Senlin's level names; an action is an action's name (CLUSTER_SCALE_OUT, ...)
+        "level": pagination.one_of(("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")),
+        "action": lambda value: ACTION_NAME.fullmatch(value) is not None,
     },
 )
 

@@ -21,9 +21,15 @@ def _summary(entry: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
     # Before 1.5 Senlin lists only the names.
     if ctx.version < V1_5:
         return {"name": entry["name"]}
+    # From 1.5 on Senlin names the type without its version, which has its own key
+    # (``senlin.policy.deletion`` and ``1.1``), one entry per version.
+    version = entry.get("version")
+    name = str(entry["name"])
+    if version is not None and name.endswith(f"-{version}"):
+        name = name[: -len(f"-{version}")]
     return {
-        "name": entry["name"],
-        "version": entry.get("version"),
+        "name": name,
+        "version": version,
         "support_status": entry.get("support_status", {}),
     }
 

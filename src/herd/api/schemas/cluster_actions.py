@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BeforeValidator, ConfigDict, ValidationInfo, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from herd.api.schemas.base import (
     Identity,
@@ -82,26 +82,31 @@ class ResizeParams(RequestModel):
 
 
 class NodesParams(RequestModel):
-    """``{"add_nodes": {"nodes": [...]}}``."""
+    """``{"add_nodes": {"nodes": [...]}}``; without ``nodes`` the list is empty (Senlin's
+    ``data.get('nodes', [])``), refused as too short, as Senlin refused it."""
 
-    nodes: NodeIdentities
+    nodes: NodeIdentities = Field(default_factory=list, validate_default=True)
 
 
 class DelNodesParams(RequestModel):
-    """``{"del_nodes": {"nodes": [...], "destroy_after_deletion": bool}}`` (the flag from 1.4)."""
+    """``{"del_nodes": {"nodes": [...], "destroy_after_deletion": bool}}`` (the flag from 1.4);
+    no ``nodes`` is an empty list, as for ``add_nodes``."""
 
-    nodes: NodeIdentities
+    nodes: NodeIdentities = Field(default_factory=list, validate_default=True)
     destroy_after_deletion: SenlinBool = None
     seed: Seed = None
 
 
 def _node_pairs(value: Any, info: ValidationInfo) -> dict[str, str]:
-    if value is None:
-        raise fail(f"'{info.field_name}' is a required property")
-    if not isinstance(value, dict):
-        raise fail(f"The value ({value}) is not a valid JSON map for '{info.field_name}'.")
-    if not value:
-        raise fail(f"Value for '{info.field_name}' must have at least 1 item(s).")
+    # Senlin's texts: its API refused a missing, empty or non-map value with one message,
+    # then its NodeReplaceMap field refused null and repeated replacements
+    if not value or not isinstance(value, dict):
+        raise fail("The data provided is not a map")
+    for old, new in value.items():
+        if new is None:
+            raise fail(f"Field `{info.field_name}[{old}]' cannot be None")
+    if len({str(new) for new in value.values()}) < len(value):
+        raise fail("Map contains duplicated values")
     return {str(old): str(new) for old, new in value.items()}
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from herd.api.schemas.base import JsonMap, Name, NewName, RequestModel
+from herd.api.schemas.base import JsonMap, Name, NewName, RequestModel, senlin_str
 
 SPEC_DESCRIPTION = (
     "The spec: a map {type, version, properties} or the same as a YAML string. "
@@ -43,6 +43,7 @@ class PolicyCreate(RequestModel):
 
 
 class PolicyUpdate(RequestModel):
-    """``PATCH /v1/policies/<id>`` ``{"policy": {...}}``."""
+    """``PATCH /v1/policies/<id>`` ``{"policy": {...}}``: the name is all a policy may
+    change, so Senlin requires it ("'name' is a required property")."""
 
-    name: NewName = None
+    name: Annotated[str, senlin_str(required=True, non_empty=True, strings_only=True)]

@@ -179,14 +179,20 @@ def location(action_id: str) -> dict[str, str]:
     return {"Location": f"/v1/actions/{action_id}"}
 
 
-def single_action(body: Any, supported: dict[str, Any]) -> tuple[str, Any]:
-    """The one ``{"<action>": {...}}`` key of an actions body, with Senlin's texts."""
+def single_action(body: Any, supported: dict[str, Any], *, stop: str = "") -> tuple[str, Any]:
+    """The one ``{"<action>": {...}}`` key of an actions body, with Senlin's texts.
+
+    No body at all is "No action specified", as an empty map (Senlin reads both as ``{}``);
+    Senlin ends these texts with a period for nodes (``stop``) and without for clusters.
+    """
+    if body is None:
+        body = {}
     if not isinstance(body, dict):
         raise InvalidRequest("The data provided is not a map")
     if len(body) < 1:
-        raise InvalidRequest("No action specified")
+        raise InvalidRequest(f"No action specified{stop}")
     if len(body) > 1:
-        raise InvalidRequest("Multiple actions specified")
+        raise InvalidRequest(f"Multiple actions specified{stop}")
     name, params = next(iter(body.items()))
     if name not in supported:
         raise InvalidRequest(f"Unrecognized action '{name}' specified", field=name)

@@ -6,7 +6,7 @@ from typing import Any
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
-from herd.api.services.cluster_actions import HANDLERS
+from herd.api.services.cluster_actions import BODY_CHECKS, HANDLERS
 from herd.api.services.common import single_action, submit
 from herd.api.services.lifecycle import LIFECYCLE_CALLS
 from herd.api.services.preview import PREVIEWS
@@ -23,6 +23,9 @@ def cluster_action(
 ) -> ActionRow | dict[str, Any]:
     """Store the requested action, or answer a synchronous one (its body is returned)."""
     name, params = single_action(body, {**HANDLERS, **SYNCHRONOUS})
+    check = BODY_CHECKS.get(name)
+    if check is not None:
+        check(services, ctx, params)
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
     if name in SYNCHRONOUS:
         result: dict[str, Any] = SYNCHRONOUS[name](session, services, ctx, cluster, params)

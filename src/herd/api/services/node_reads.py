@@ -17,7 +17,7 @@ from herd.store import node_reads
 from herd.store.database import Connection, Session
 from herd.store.lookup import find
 from herd.store.models import ClusterRow, NodeRow
-from herd.types import ResourceType
+from herd.types import NodeStatus, ResourceType
 
 LIST_SPEC = pagination.ListSpec(
     model=NodeRow,
@@ -34,6 +34,7 @@ LIST_SPEC = pagination.ListSpec(
     default_sort=("init_at",),
     # health, zone and region: herd's additions (docs/api.md)
     filters={"name": NodeRow.name, "status": NodeRow.status, "health": NodeRow.health},
+    valid={"status": pagination.one_of(NodeStatus)},
     extra=frozenset({"cluster_id", "show_details", *node_reads.PLACEMENT_KEYS}),
 )
 

@@ -171,7 +171,9 @@ NODE_ACTIONS = {"check": ActionName.NODE_CHECK, "recover": ActionName.NODE_RECOV
 def node_action(
     session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
 ) -> ActionRow:
-    name, params = single_action(body, NODE_ACTIONS)
+    name, params = single_action(body, NODE_ACTIONS, stop=".")
+    if params is not None and not isinstance(params, dict):
+        raise InvalidRequest("The params provided is not a map.", field=name)  # Senlin's text
     if name == "check":
         parse_body(CheckParams, params, label="check")
         inputs: dict[str, Any] = {}

@@ -1,0 +1,352 @@
+"""Senlin's own API tests (senlin-tempest-plugin on tempest) against herd, behind a real Keystone.
+
+``make keystone-bed tempest-bed`` installs both. The test starts Keystone, ``herd serve
+--auth keystone`` registered in Keystone's catalog as the ``clustering`` service, writes a
+``tempest.conf`` that logs in to that Keystone (tempest makes a project and users per
+test class, "dynamic credentials"), runs ``tempest run --regex
+senlin_tempest_plugin.tests.api`` with a concurrency of 2, reads the results from
+stestr's subunit stream and prints the counts. Every test must pass except those in
+:data:`EXPECTED_FAILURES` (each with its reason; docs/api.md has the same list).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import subprocess
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.conftest import free_port
+from tests.e2e.server import HerdServer
+from tests.keystone_bed import PASSWORD, REGION, ROOT, KeystoneBed, missing_reason
+
+TEMPEST_BED = Path(os.environ.get("HERD_TEMPEST_BED", ROOT / ".beds" / "tempest"))
+
+
+def tempest_missing() -> str | None:
+    reason = missing_reason()
+    if reason:
+        return reason
+    if not (TEMPEST_BED / "bin" / "tempest").exists():
+        return f"no tempest bed ({TEMPEST_BED}/bin/tempest missing): run `make tempest-bed`"
+    return None
+
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.timeout(1500),
+    pytest.mark.skipif(tempest_missing() is not None, reason=str(tempest_missing())),
+]
+
+NOVA = (
+    "needs the os.nova.server profile type (the plugin's profile spec) until herd's Nova "
+    "driver lands"
+)
+
+#: test id pattern (without ``senlin_tempest_plugin.tests.api.``) -> why it may fail here. A
+#: test that passes although listed fails this test, so the list only shrinks.
+EXPECTED_FAILURES: dict[str, str] = {
+    # herd's answers are deliberate differences (docs/api.md)
+    r"test_cluster_(add|del)_nodes_params_not_list$": (
+        "a string where the node list goes: herd answers \"The value 'node_id' is not a list "
+        "for 'nodes'.\"; Senlin split the string into characters and answered \"Items for "
+        "'nodes' must be unique\""
+    ),
+    r"test_policy_(create|validate)_spec_validation_failed$": (
+        'an unknown property in a policy spec: herd answers 400 "Unrecognizable spec item '
+        "'bogus'\"; the plugin expects Senlin's 500 (a bug there)"
+    ),
+    # not done yet
+    r"test_(policy|profile)_validate_(with_)?empty_body$": (
+        'a validate call with an empty body: herd says "Malformed request data, missing '
+        "'policy' key in request body.\", Senlin's request objects \"Request body missing "
+        "'policy' key.\" (text not changed yet)"
+    ),
+    r"TestActionList\.": NOVA,
+    r"TestActionShow\.": NOVA,
+    r"TestActionUpdateNegative\.": NOVA,
+    r"TestClusterPolicyList\.": NOVA,
+    r"TestClusterPolicyShow\.": NOVA,
+    r"TestClusterPolicyShowNegativeBadRequest\.": NOVA,
+    r"TestClusterPolicyShowNegativeNoPolicyBinding\.": NOVA,
+    r"TestClusterPolicyShowNegativePolicyNotFound\.": NOVA,
+    r"TestClusterActionAddNodes\.": NOVA,
+    r"TestClusterAddNodesNegativeNodeNotFound\.": NOVA,
+    r"TestClusterAddNodesNegativeNodeNotOrphan\.": NOVA,
+    r"TestClusterAddNodesNegativeProfileTypeUnmatch\.": NOVA,
+    r"TestClusterAddNodesNegativeSizeCheckFailed\.": NOVA,
+    r"TestClusterActionCheck\.": NOVA,
+    r"TestClusterCollect\.": NOVA,
+    r"TestClusterActionCompleteLifecycle\.": NOVA,
+    r"TestClusterCreate\.": NOVA,
+    r"TestClusterCreateNegativeBadRequest\.": NOVA,
+    r"TestClusterActionDelNodes\.": NOVA,
+    r"TestClusterDelNodesNegativeNodeNotFound\.": NOVA,
+    r"TestClusterDelNodesNegativeNodeOfOtherCluster\.": NOVA,
+    r"TestClusterDelNodesNegativeOrphanNode\.": NOVA,
+    r"TestClusterDelNodesNegativeSizeCheckFailed\.": NOVA,
+    r"TestClusterDelete\.": NOVA,
+    r"TestClusterDeleteNegativeBadRequest\.": NOVA,
+    r"TestClusterList\.": NOVA,
+    r"TestClusterActionPolicyAttach\.": NOVA,
+    r"TestClusterPolicyAttachNegativePolicyNotFound\.": NOVA,
+    r"TestClusterActionPolicyDetach\.": NOVA,
+    r"TestClusterPolicyDetachNegativePolicyNotFound\.": NOVA,
+    r"TestClusterPolicyDetachNegativeUnattached\.": NOVA,
+    r"TestClusterActionPolicyUpdate\.": NOVA,
+    r"TestClusterPolicyUpdateNegativePolicyNotFound\.": NOVA,
+    r"TestClusterPolicyUpdateNegativeUnattached\.": NOVA,
+    r"TestClusterActionRecover\.": NOVA,
+    r"TestClusterActionReplaceNodes\.": NOVA,
+    r"TestClusterReplaceNodeNegativeOldOrphan\.": NOVA,
+    r"TestClusterReplaceNodeNegativeProfileUnmatch\.": NOVA,
+    r"TestClusterReplaceNodesNegativeNewNotFound\.": NOVA,
+    r"TestClusterReplaceNodesNegativeNewNotOrphan\.": NOVA,
+    r"TestClusterReplaceNodesNegativeOldNotFound\.": NOVA,
+    r"TestClusterActionResize\.": NOVA,
+    r"TestClusterResizeNegativeSizeCheckFailed\.": NOVA,
+    r"TestClusterActionScaleIn\.": NOVA,
+    r"TestClusterScaleInNegativeBadRequest\.": NOVA,
+    r"TestClusterActionScaleOut\.": NOVA,
+    r"TestClusterScaleOutNegativeBadRequest\.": NOVA,
+    r"TestClusterScaleOutNegativeResourceIsLocked\.": NOVA,
+    r"TestClusterShow\.": NOVA,
+    r"TestClusterShowNegativeBadRequest\.": NOVA,
+    r"TestClusterUpdate\.": NOVA,
+    r"TestClusterUpdateNegativeNoPropertyUpdated\.": NOVA,
+    r"TestClusterUpdateNegativeProfileMultichoices\.": NOVA,
+    r"TestClusterUpdateNegativeProfileNotFound\.": NOVA,
+    r"TestClusterUpdateNegativeProfileTypeUnmatch\.": NOVA,
+    r"TestClusterUpdateProfile\.": NOVA,
+    r"TestEventShow\.": NOVA,
+    r"TestNodeCheck\.": NOVA,
+    r"TestNodeCreate\.": NOVA,
+    r"TestNodeCreateNegativeBadRequest\.": NOVA,
+    r"TestNodeCreateNegativeInvalidRequest\.": NOVA,
+    r"TestNodeDelete\.": NOVA,
+    r"TestNodeDeleteNegativeBadRequest\.": NOVA,
+    r"TestNodeList\.": NOVA,
+    r"TestNodeOperation\.": NOVA,
+    r"TestNodeOperationNegativeEngineFailure\.": NOVA,
+    r"TestNodeRecover\.": NOVA,
+    r"TestNodeShow\.": NOVA,
+    r"TestNodeShowNegativeBadRequest\.": NOVA,
+    r"TestNodeUpdate\.": NOVA,
+    r"TestNodeUpdateNegativeNoPropertyUpdated\.": NOVA,
+    r"TestNodeUpdateNegativeProfileMultichoices\.": NOVA,
+    r"TestNodeUpdateNegativeProfileNotFound\.": NOVA,
+    r"TestNodeUpdateNegativeProfileTypeUnmatch\.": NOVA,
+    r"TestNodeUpdateProfile\.": NOVA,
+    r"TestPolicyDeleteNegativeConflict\.": NOVA,
+    r"TestProfileTypeList\.": NOVA,
+    r"TestProfileTypeOpeList\.": NOVA,
+    r"TestProfileTypeShow\.": NOVA,
+    r"TestProfileCreate\.": NOVA,
+    r"TestProfileCreateNegativeBadRequest\.test_profile_create_spec_validation_failed$": NOVA,
+    r"TestProfileDelete\.": NOVA,
+    r"TestProfileDeleteNegativeBadRequest\.": NOVA,
+    r"TestProfileDeleteNegativeConflict\.": NOVA,
+    r"TestProfileList\.": NOVA,
+    r"TestProfileShow\.": NOVA,
+    r"TestProfileShowNegativeBadRequest\.": NOVA,
+    r"TestProfileUpdate\.": NOVA,
+    r"TestProfileUpdateNegativeBadRequest\.": NOVA,
+    r"TestProfileValidate\.": NOVA,
+    r"TestProfileValidateNegativeBadRequest\.test_profile_validate_spec_validation_failed$": NOVA,
+    r"TestReceiverCreate\.": NOVA,
+    r"TestReceiverCreateNegativeInvalidAction\.": NOVA,
+    r"TestReceiverDelete\.": NOVA,
+    r"TestReceiverDeleteNegativeBadRequest\.": NOVA,
+    r"TestReceiverList\.": NOVA,
+    r"TestReceiverShow\.": NOVA,
+    r"TestReceiverShowNegativeBadRequest\.": NOVA,
+    r"TestReceiverUpdate\.": NOVA,
+    r"TestWebhookTrigger\.": NOVA,
+}
+
+
+#: accounts of each kind tempest may hold at once: one per worker, and one to spare
+ACCOUNTS = 3
+
+
+def _accounts(keystone: KeystoneBed, workspace: Path) -> Path:
+    """Pre-provisioned credentials (tempest's accounts.yaml): a member and an admin per worker.
+
+    Dynamic credentials would make and delete two projects and two users for each of the
+    plugin's ~80 test classes; on a busy two-core machine Keystone spent minutes on that.
+    """
+    admin = keystone.token("admin", "admin")
+    entries = []
+    for index in range(ACCOUNTS):
+        for kind, role in (("member", "member"), ("admin", "admin")):
+            project = f"tempest-{kind}-{index}"
+            keystone.projects[project] = keystone.create_project(admin, project)
+            keystone.add_user(admin, f"tempest-{kind}-{index}", project, role)
+            extra = "  types: ['admin']\n" if kind == "admin" else "  roles: ['member']\n"
+            entries.append(
+                f"- username: 'tempest-{kind}-{index}'\n"
+                f"  project_name: '{project}'\n"
+                f"  password: '{PASSWORD}'\n"
+                "  domain_name: 'Default'\n" + extra
+            )
+    path = workspace / "etc" / "accounts.yaml"
+    path.write_text("".join(entries))
+    return path
+
+
+def _tempest_conf(keystone: KeystoneBed, workspace: Path, accounts: Path | None) -> str:
+    if accounts is None:
+        credentials = "use_dynamic_credentials = True\n"
+    else:
+        credentials = (
+            f"use_dynamic_credentials = False\ntest_accounts_file = {accounts}\n"
+            "default_credentials_domain_name = Default\n"
+        )
+    return f"""[DEFAULT]
+log_file = {workspace / "tempest.log"}
+debug = False
+
+[auth]
+admin_username = admin
+admin_password = {PASSWORD}
+admin_project_name = admin
+admin_domain_name = Default
+{credentials}create_isolated_networks = False
+tempest_roles = member
+
+[identity]
+uri_v3 = {keystone.url}
+auth_version = v3
+region = {REGION}
+v3_endpoint_type = public
+
+[identity-feature-enabled]
+api_v2 = False
+api_v3 = True
+
+[service_available]
+senlin = True
+nova = False
+neutron = False
+glance = False
+cinder = False
+swift = False
+zaqar = False
+octavia = False
+
+[clustering]
+catalog_type = clustering
+min_microversion = 1.0
+max_microversion = 1.14
+wait_timeout = 120
+"""
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KeystoneBed, HerdServer]]:
+    keystone = KeystoneBed(tmp_path_factory.mktemp("keystone"), free_port())
+    server = HerdServer(tmp_path_factory.mktemp("herd") / "data", free_port())
+    server.env = keystone.herd_env()
+    try:
+        keystone.start()
+        server.start()
+        keystone.register_service("herd", "clustering", server.url)
+        yield keystone, server
+    finally:
+        server.stop()
+        keystone.stop()
+
+
+def _results(workspace: Path) -> dict[str, str]:
+    """Test id -> status (success, fail, skip) of the last run, from stestr's subunit."""
+    stream = subprocess.run(
+        [str(TEMPEST_BED / "bin" / "stestr"), "last", "--subunit"],
+        cwd=workspace,
+        capture_output=True,
+        check=False,
+    ).stdout
+    # subunit2csv exits 1 when the stream holds a failure: its output is what counts
+    rows = subprocess.run(
+        [str(TEMPEST_BED / "bin" / "subunit2csv"), "--no-passthrough"],
+        input=stream,
+        capture_output=True,
+        check=False,
+    ).stdout.decode()
+    results: dict[str, str] = {}
+    for row in csv.DictReader(io.StringIO(rows)):
+        test = re.sub(r"\[.*\]$", "", row["test"])
+        if test.startswith("senlin_tempest_plugin."):
+            results[test] = row["status"]
+    return results
+
+
+def _expected_failure(test: str) -> str | None:
+    short = test.removeprefix("senlin_tempest_plugin.tests.api.")
+    for pattern, reason in EXPECTED_FAILURES.items():
+        if re.search(pattern, short):
+            return reason
+    return None
+
+
+def verdict(results: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The failures not listed, and the listed tests that passed (subunit's statuses:
+    ``success``, ``failure``, ``skip``)."""
+    unexpected = sorted(
+        t for t, status in results.items() if status == "failure" and not _expected_failure(t)
+    )
+    fixed = sorted(
+        t for t, status in results.items() if status == "success" and _expected_failure(t)
+    )
+    return unexpected, fixed
+
+
+def test_senlin_api_tests_pass(stack: tuple[KeystoneBed, HerdServer], tmp_path: Path) -> None:
+    keystone, _herd = stack
+    tempest = str(TEMPEST_BED / "bin" / "tempest")
+    workspace = tmp_path / "tempest"
+    # no `tempest init`: it registers every workspace in ~/.tempest, by name. With
+    # --config-file, `tempest run` writes the .stestr.conf it needs itself.
+    (workspace / "etc").mkdir(parents=True)
+    conf = _tempest_conf(keystone, workspace, _accounts(keystone, workspace))
+    (workspace / "etc" / "tempest.conf").write_text(conf)
+    # the workspace's configuration, whatever /etc/tempest holds on this machine
+    env = os.environ | {
+        "TEMPEST_CONFIG_DIR": str(workspace / "etc"),
+        "TEMPEST_CONFIG": "tempest.conf",
+    }
+    run = subprocess.run(
+        [
+            tempest,
+            "run",
+            "--config-file",
+            str(workspace / "etc" / "tempest.conf"),
+            "--regex",
+            "senlin_tempest_plugin.tests.api",
+            "--concurrency",
+            "2",
+        ],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env=env,
+    )
+    (tmp_path / "tempest-run.txt").write_text(run.stdout + run.stderr)
+    results = _results(workspace)
+    counts = Counter(results.values())
+    print(f"\nSENLIN TEMPEST {dict(counts)} of {len(results)} (output: {tmp_path})")
+    assert len(results) >= 300, (
+        f"tempest ran too few tests: {run.stdout[-3000:]}{run.stderr[-3000:]}"
+    )
+    assert counts["success"] >= 169, counts  # measured with this branch: it may only grow
+    unexpected, fixed = verdict(results)
+    for test in unexpected:
+        print("FAIL", test)
+    assert not unexpected, f"{len(unexpected)} Senlin API tests failed: {unexpected}"
+    assert not fixed, f"these pass now: take them off EXPECTED_FAILURES: {fixed}"
