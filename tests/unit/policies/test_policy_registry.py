@@ -76,9 +76,7 @@ def test_unknown_type_and_version() -> None:
     # a type herd does not provide: Senlin's ResourceNotFound (404) and text
     with pytest.raises(NotFound) as missing:
         registry.create({"type": "senlin.policy.lb", "version": "1.0", "properties": {}})
-    assert missing.value.message == (
-        "The policy_type 'senlin.policy.lb-1.0' could not be found."
-    )
+    assert missing.value.message == ("The policy_type 'senlin.policy.lb-1.0' could not be found.")
     with pytest.raises(InvalidSpec) as info:
         registry.create(DELETION | {"version": "2.0"})
     assert info.value.message == (
