@@ -6,6 +6,7 @@ The query string is parsed here, with Senlin's texts; the keyset paging itself i
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -158,8 +159,15 @@ def parse(params: QueryParams, spec: ListSpec) -> ListParams:
     return result
 
 
+#: the start of a UUID, as herd's tables print ids (8 hex digits or more): herd's addition
+_ID_PREFIX = re.compile(r"[0-9a-f]{8}[0-9a-f-]{0,27}")
+
+
 def parse_marker(value: str) -> str:
-    """A marker is an id: Senlin refuses anything but a UUID before it looks it up."""
+    """A marker is an id: Senlin refuses anything but a UUID before it looks it up. herd also
+    takes the short id its tables print (a unique prefix, resolved by store/paging.py)."""
+    if _ID_PREFIX.fullmatch(value):
+        return value
     try:
         uuid.UUID(value)
     except ValueError:
