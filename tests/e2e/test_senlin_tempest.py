@@ -45,8 +45,9 @@ pytestmark = [
 ]
 
 NOVA = (
-    "needs the os.nova.server profile type (the plugin's profile spec) until herd's Nova "
-    "driver lands"
+    "the plugin's os.nova.server spec names network 'private': it needs a cloud with Neutron. "
+    "The suite's Nova bed has no Neutron (a stub that lists nothing), so herd answers 400 at "
+    "profile create and every test built on that profile fails here"
 )
 
 #: test id pattern (without ``senlin_tempest_plugin.tests.api.``) -> why it may fail here. A
@@ -144,9 +145,10 @@ EXPECTED_FAILURES: dict[str, str] = {
     r"TestNodeUpdateNegativeProfileTypeUnmatch\.": NOVA,
     r"TestNodeUpdateProfile\.": NOVA,
     r"TestPolicyDeleteNegativeConflict\.": NOVA,
-    r"TestProfileTypeList\.": NOVA,
-    r"TestProfileTypeOpeList\.": NOVA,
-    r"TestProfileTypeShow\.": NOVA,
+    r"TestProfileTypeList\.": (
+        "the plugin expects Senlin's whole list of profile types (os.heat.stack, "
+        "container.dockerinc.docker); herd provides herd.process, herd.sim and os.nova.server"
+    ),
     r"TestProfileCreate\.": NOVA,
     r"TestProfileCreateNegativeBadRequest\.test_profile_create_spec_validation_failed$": NOVA,
     r"TestProfileDelete\.": NOVA,
@@ -344,7 +346,7 @@ def test_senlin_api_tests_pass(stack: tuple[KeystoneBed, HerdServer], tmp_path: 
     assert len(results) >= 300, (
         f"tempest ran too few tests: {run.stdout[-3000:]}{run.stderr[-3000:]}"
     )
-    assert counts["success"] >= 169, counts  # measured with this branch: it may only grow
+    assert counts["success"] >= 172, counts  # measured with this branch: it may only grow
     unexpected, fixed = verdict(results)
     for test in unexpected:
         print("FAIL", test)
