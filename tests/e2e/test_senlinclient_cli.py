@@ -203,21 +203,18 @@ def _walk(
     assert {s["binary"] for s in services} == {"herd-engine", "herd-api"}
     assert {s["state"] for s in services} == {"up"}
     types = osc.json("cluster profile type list")
-    assert [t["name"] for t in types][:3] == [
-        "herd.process-1.0",
-        "herd.sim-1.0",
-        "os.nova.server-1.0",
-    ]
+    # from 1.5 a type's name has no version (Senlin's; the version is its own field)
+    assert [t["name"] for t in types][:3] == ["herd.process", "herd.sim", "os.nova.server"]
     shown = osc.json("cluster profile type show", "herd.sim-1.0")
     assert shown["name"] == "herd.sim-1.0" and "create_latency" in shown["schema"]
     ops = osc.json("cluster profile type ops", "herd.process-1.0")["operations"]
     assert set(ops) == {"reboot", "stop", "start", "signal", "pause", "unpause"}
-    policy_types = {t["name"] for t in osc.json("cluster policy type list")}
+    policy_types = {(t["name"], t.get("version")) for t in osc.json("cluster policy type list")}
     assert {
-        "senlin.policy.deletion-1.1",
-        "senlin.policy.batch-1.0",
-        "senlin.policy.affinity-1.0",
-        "senlin.policy.health-1.2",
+        ("senlin.policy.deletion", "1.1"),
+        ("senlin.policy.batch", "1.0"),
+        ("senlin.policy.affinity", "1.0"),
+        ("senlin.policy.health", "1.2"),
     } <= policy_types
     deletion_type = osc.json("cluster policy type show", "senlin.policy.deletion-1.1")
     assert "criteria" in deletion_type["schema"]
