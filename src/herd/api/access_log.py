@@ -13,10 +13,10 @@ monitoring system calling them every few seconds would otherwise drown the API's
 from __future__ import annotations
 
 import logging
-import time
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
+from herd.api.finished_request import FinishedRequestMiddleware
 from herd.api.metrics import route_template
 
 log = logging.getLogger("herd.access")
@@ -25,44 +25,26 @@ log = logging.getLogger("herd.access")
 PROBE_ROUTES = frozenset({"/healthz", "/metrics"})
 
 
-class AccessLogMiddleware:
-    """Pure ASGI middleware writing the access line once the answer has been sent."""
+class AccessLogMiddleware(FinishedRequestMiddleware):
+    """Writes the access line once the answer has been sent."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def send_and_watch(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_and_watch)
-        finally:
-            route = route_template(scope)
-            level = logging.DEBUG if route in PROBE_ROUTES else logging.INFO
-            if log.isEnabledFor(level):
-                duration_ms = round((time.perf_counter() - started) * 1000, 3)
-                method = str(scope.get("method", ""))
-                log.log(
-                    level,
-                    "%s %s %s %.1fms",
-                    method,
-                    route,
-                    status,
-                    duration_ms,
-                    extra={
-                        "method": method,
-                        "route": route,
-                        "status": status,
-                        "duration_ms": duration_ms,
-                    },
-                )
+    def finished(self, scope: Scope, status: int, seconds: float) -> None:
+        route = route_template(scope)
+        level = logging.DEBUG if route in PROBE_ROUTES else logging.INFO
+        if log.isEnabledFor(level):
+            duration_ms = round(seconds * 1000, 3)
+            method = str(scope.get("method", ""))
+            log.log(
+                level,
+                "%s %s %s %.1fms",
+                method,
+                route,
+                status,
+                duration_ms,
+                extra={
+                    "method": method,
+                    "route": route,
+                    "status": status,
+                    "duration_ms": duration_ms,
+                },
+            )

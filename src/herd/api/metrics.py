@@ -9,7 +9,6 @@ tombstone and engine gauges are read from the store when Prometheus scrapes.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator
 
 from fastapi import APIRouter, FastAPI, Request
@@ -17,9 +16,10 @@ from fastapi.responses import Response
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.concurrency import run_in_threadpool
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Scope
 
 from herd.api.deps import Services
+from herd.api.finished_request import FinishedRequestMiddleware
 from herd.observability.metrics import CONTENT_TYPE, HerdMetrics, exposition
 from herd.store import engines, tombstones
 from herd.store.database import Database
@@ -115,36 +115,21 @@ def method_label(method: str) -> str:
     return method if method in STANDARD_METHODS else "other"
 
 
-class RequestMetricsMiddleware:
-    """Pure ASGI middleware counting requests by method, route template and status."""
+class RequestMetricsMiddleware(FinishedRequestMiddleware):
+    """Counts requests by method, route template and status."""
 
     def __init__(self, app: ASGIApp, metrics: HerdMetrics) -> None:
-        self.app = app
+        super().__init__(app)
         self.metrics = metrics
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def send_and_watch(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_and_watch)
-        finally:
-            route = route_template(scope)
-            method = method_label(str(scope.get("method", "")))
-            self.metrics.api_requests.labels(method, route, str(status)).inc()
-            self.metrics.api_latency.labels(method, route).observe(time.perf_counter() - started)
-            if status == 409:
-                error_type = (scope.get("state") or {}).get("error_type") or "Conflict"
-                self.metrics.conflict(str(error_type))
+    def finished(self, scope: Scope, status: int, seconds: float) -> None:
+        route = route_template(scope)
+        method = method_label(str(scope.get("method", "")))
+        self.metrics.api_requests.labels(method, route, str(status)).inc()
+        self.metrics.api_latency.labels(method, route).observe(seconds)
+        if status == 409:
+            error_type = (scope.get("state") or {}).get("error_type") or "Conflict"
+            self.metrics.conflict(str(error_type))
 
 
 def install_metrics(app: FastAPI, services: Services) -> None:
