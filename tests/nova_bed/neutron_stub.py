@@ -55,8 +55,15 @@ class Handler(BaseHTTPRequestHandler):
         sys.stderr.write(f"neutron-stub: {format % args}\n")
 
 
+class Server(ThreadingHTTPServer):
+    # socketserver's backlog of 5 drops connections when every xdist worker's herd asks at
+    # once (a dropped SYN looks like Neutron being down to keystoneauth's discovery)
+    request_queue_size = 256
+    daemon_threads = True
+
+
 def main() -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+    server = Server(("127.0.0.1", int(sys.argv[1])), Handler)
     server.serve_forever()
 
 

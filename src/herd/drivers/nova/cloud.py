@@ -33,6 +33,17 @@ T = TypeVar("T")
 #: Nova answers meaning "not now": the server is busy, too many requests, unavailable
 RETRYABLE_STATUS = frozenset({409, 429, 503})
 
+#: openstacksdk's and keystoneauth's exceptions for a request that got no answer
+NO_ANSWER = frozenset(
+    {
+        "ConnectFailure",
+        "ConnectTimeout",
+        "ConnectionError",
+        "RetriableConnectionFailure",
+        "DiscoveryFailure",
+    }
+)
+
 
 @dataclass(frozen=True)
 class NovaOptions:
@@ -218,14 +229,14 @@ class NovaCloud:
 
 def is_connection_error(exc: BaseException) -> bool:
     """A request that got no answer (refused, reset, timed out): worth sending again when
-    sending it twice is harmless (never a create: see :meth:`NovaCloud.call_once`)."""
+    sending it twice is harmless (never a create: see :meth:`NovaCloud.call_once`).
+
+    keystoneauth's DiscoveryFailure counts: it is what a service that did not answer its
+    version document looks like, usually for a moment (a restart, a full backlog)."""
     if status_of(exc) is not None:
         return False
     names = {cls.__name__ for cls in type(exc).__mro__}
-    return bool(
-        names
-        & {"ConnectFailure", "ConnectTimeout", "ConnectionError", "RetriableConnectionFailure"}
-    ) or isinstance(exc, ConnectionError)
+    return bool(names & NO_ANSWER) or isinstance(exc, ConnectionError)
 
 
 def is_not_found(exc: BaseException) -> bool:

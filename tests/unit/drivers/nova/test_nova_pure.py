@@ -185,6 +185,22 @@ def test_a_reset_connection_is_retried_for_reads_never_for_a_create() -> None:
         cloud.call_once("creating", lambda: (_ for _ in ()).throw(ConnectFailure("reset")))
 
 
+def test_a_service_that_did_not_answer_its_version_document_is_asked_again() -> None:
+    from keystoneauth1.exceptions.discovery import DiscoveryFailure
+
+    slept: list[float] = []
+    cloud = NovaCloud(NovaOptions(retries=2, retry_delay=0.5), sleep=slept.append)
+    failures = [DiscoveryFailure("Unable to find a version discovery document")]
+
+    def listing() -> list[str]:
+        if failures:
+            raise failures.pop()
+        return ["net"]
+
+    assert cloud.call("listing networks", listing) == ["net"]
+    assert slept == [0.5]
+
+
 def test_region_placement_wins_over_the_profile_context() -> None:
     from herd.drivers.nova.driver import region_of
 
