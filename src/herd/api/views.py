@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from herd.api import action_summary
 from herd.api.microversion import APIVersion
 from herd.store import node_checks, references
 from herd.store.database import Session
@@ -319,10 +320,23 @@ def render_nodes(
 
 
 def render_actions(
-    session: Session, rows: Sequence[ActionRow], version: APIVersion
+    session: Session, rows: Sequence[ActionRow], version: APIVersion, *, summary: bool = False
 ) -> list[dict[str, Any]]:
-    on, by = references.action_dependencies(session, [row.id for row in rows])
-    return [action_view(row, on[row.id], by[row.id], version) for row in rows]
+    """Senlin's action views; ``summary`` (herd's ``summary=true``) cuts long lists
+    (:mod:`herd.api.action_summary`) and reads at most a few dependencies of each action."""
+    ids = [row.id for row in rows]
+    if not summary:
+        on, by = references.action_dependencies(session, ids)
+        return [action_view(row, on[row.id], by[row.id], version) for row in rows]
+    cut_on, cut_by = references.action_dependencies_cut(session, ids, action_summary.KEEP)
+    views = []
+    for row in rows:
+        on_ids, on_count = cut_on.get(row.id, ([], 0))
+        by_ids, by_count = cut_by.get(row.id, ([], 0))
+        view = action_view(row, on_ids, by_ids, version)
+        counts = {"depends_on": on_count, "depended_by": by_count}
+        views.append(action_summary.summarise(view, counts))
+    return views
 
 
 def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[dict[str, Any]]:

@@ -43,7 +43,14 @@ LIST_SPEC = pagination.ListSpec(
         "request_id": ActionRow.request_id,
     },
     valid={"status": pagination.one_of(ActionStatus)},
+    extra=frozenset({"summary"}),
 )
+
+
+def _summary(request: Request) -> bool:
+    """herd's ``summary=true``: long id lists cut to their first few (docs/api.md)."""
+    value = request.query_params.get("summary")
+    return value is not None and pagination.parse_bool("summary", value)
 
 
 @router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
@@ -55,14 +62,27 @@ def list_actions(request: Request, services: ServicesDep, ctx: Context) -> dict[
             session, params, scope, {"cluster_id": CLUSTERS, "target": CLUSTERS_AND_NODES}
         )
         rows = pagination.apply(session, select_rows(ActionRow), LIST_SPEC, params, scope)
-        return {"actions": render_actions(session, rows, ctx.version)}
+        views = render_actions(session, rows, ctx.version, summary=_summary(request))
+        return {"actions": views}
 
 
-@router.get("/{action_id}")
-def get_action(action_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+SUMMARY_PARAMETER = {
+    "name": "summary",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "boolean"},
+    "description": "Long id lists cut to their first few (see docs/api.md).",
+}
+
+
+@router.get("/{action_id}", openapi_extra={"parameters": [SUMMARY_PARAMETER]})
+def get_action(
+    action_id: str, request: Request, services: ServicesDep, ctx: Context
+) -> dict[str, Any]:
+    summary = _summary(request)
     with services.database.read() as session:
         row = find(session, ActionRow, action_id, ctx.scope(), "action")
-        return {"action": render_actions(session, [row], ctx.version)[0]}
+        return {"action": render_actions(session, [row], ctx.version, summary=summary)[0]}
 
 
 @router.patch(

@@ -82,7 +82,7 @@ const FINAL = new Set(["SUCCEEDED", "FAILED", "CANCELLED"]);
 export async function actionEnded(actionId, seconds = 120) {
   const until = Date.now() + seconds * 1000;
   for (;;) {
-    const { action } = await get(`/v1/actions/${encodeURIComponent(actionId)}`);
+    const { action } = await get(`/v1/actions/${encodeURIComponent(actionId)}?summary=true`);
     if (FINAL.has(action.status)) return action;
     if (Date.now() > until) throw new ApiError(504, `Action ${actionId} did not end in ${seconds}s.`, "Timeout");
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -6,13 +6,16 @@
 import { ApiError, get, query } from "../api.js";
 import { badge, duration, fill, fillIfChanged, h, short, table, time } from "../dom.js";
 
+// The full length of a list of a summarised action (api.md: summary=true).
+const count = (action, key) => (action.truncated || {})[key] ?? (action[key] || []).length;
+
 export function actionView(actionId) {
   const el = {};
 
   async function refresh() {
     let one;
     try {
-      one = await get(`/v1/actions/${encodeURIComponent(actionId)}`);
+      one = await get(`/v1/actions/${encodeURIComponent(actionId)}${query({ summary: true })}`);
     } catch (failure) {
       if (!(failure instanceof ApiError) || failure.status !== 404) throw failure;
       fillIfChanged(el.summary, failure.message, (text) => [h("h1", { id: "not-found" }, "Action not found"), h("p", null, text)]);
@@ -28,7 +31,7 @@ export function actionView(actionId) {
       return;
     }
     const [actions, events] = await Promise.all([
-      get(`/v1/actions${query({ request_id: action.request_id, sort: "created_at:asc", limit: 200 })}`),
+      get(`/v1/actions${query({ request_id: action.request_id, sort: "created_at:asc", limit: 200, summary: true })}`),
       get(`/v1/events${query({ request_id: action.request_id, sort: "timestamp:asc", limit: 200 })}`),
     ]);
     fillIfChanged(el.caused, { actions: actions.actions, events: events.events }, drawCaused);
@@ -49,7 +52,7 @@ export function actionView(actionId) {
         h("dt", null, "Created"), h("dd", null, time(a.created_at)),
         h("dt", null, "Took"), h("dd", null, took),
         h("dt", null, "Inputs"), h("dd", { class: "mono" }, JSON.stringify(a.inputs || {})),
-        h("dt", null, "Depends on"), h("dd", null, `${(a.depends_on || []).length} actions`),
+        h("dt", null, "Depends on"), h("dd", { id: "action-depends" }, `${count(a, "depends_on")} actions`),
         h("dt", null, "User / project"), h("dd", null, `${a.user} / ${a.project}`),
         h("dt", null, "Id"), h("dd", { class: "mono" }, a.id),
       ),

@@ -16,7 +16,7 @@ export function clustersView() {
       const [clusters, policies, actions] = await Promise.all([
         get(`/v1/clusters${query({ show_nodes: false })}`),
         get("/v1/policies"),
-        get(`/v1/actions${query({ sort: "created_at:desc", limit: 200, action: CLUSTER_ACTIONS })}`),
+        get(`/v1/actions${query({ sort: "created_at:desc", limit: 200, action: CLUSTER_ACTIONS, summary: true })}`),
       ]);
       const policyNames = Object.fromEntries(policies.policies.map((p) => [p.id, p.name]));
       const last = {};

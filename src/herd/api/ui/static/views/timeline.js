@@ -2,6 +2,13 @@
 
 import { badge, duration, h, short, table, time } from "../dom.js";
 
+// Actions come summarised (summary=true): a long list keeps its first items and
+// `truncated` has its full length, which the captions say.
+function shown(action, path, what, showing) {
+  const total = (action.truncated || {})[path];
+  return total === undefined ? what : `${what} (the first ${showing} of ${total.toLocaleString("en")})`;
+}
+
 function victimsTable(action, names) {
   // The engine stores its shrink decision as {victims: [ids], rules: [rule of each]}.
   const shrink = (action.outputs && action.outputs.shrink) || {};
@@ -10,7 +17,7 @@ function victimsTable(action, names) {
   const removed = new Set((action.outputs && action.outputs.nodes_removed) || []);
   const kept = new Set((action.outputs && action.outputs.nodes_kept_by_hook) || []);
   return table(
-    "Victims, in the order they were ranked, and why",
+    shown(action, "outputs.shrink.victims", "Victims, in the order they were ranked, and why", victims.length),
     ["Rank#", "Member", "Why it was ranked there", "Outcome"],
     victims.map((v, i) =>
       h("tr", null,
@@ -27,7 +34,7 @@ function hooksTable(action, names) {
   const entries = Object.entries(hooks);
   if (!entries.length) return null;
   return table(
-    "Lifecycle hooks sent and answered",
+    shown(action, "outputs.lifecycle_hooks", "Lifecycle hooks sent and answered", entries.length),
     ["Member", "Sent to", "Delivered", "Answer", "Waited"],
     entries.map(([nodeId, hook]) =>
       h("tr", null,
@@ -63,9 +70,11 @@ function decisions(action) {
   return facts.length ? h("dl", { class: "facts" }, facts) : null;
 }
 
-function memberList(label, ids, names) {
+function memberList(action, label, key, names) {
+  const ids = action.outputs && action.outputs[key];
   if (!ids || !ids.length) return null;
-  return h("p", null, h("strong", null, `${label}: `), ids.map((id) => names[id] || short(id)).join(", "));
+  return h("p", { "data-list": key }, h("strong", null, `${shown(action, `outputs.${key}`, label, ids.length)}: `),
+    ids.map((id) => names[id] || short(id)).join(", "));
 }
 
 // Which actions the reader opened, so a live update does not fold them again.
@@ -87,9 +96,9 @@ export function drawTimeline({ actions, names }) {
           decisions(a),
           victimsTable(a, names),
           hooksTable(a, names),
-          memberList("Removed", a.outputs && a.outputs.nodes_removed, names),
-          memberList("Kept by their hook", a.outputs && a.outputs.nodes_kept_by_hook, names),
-          memberList("Added", a.outputs && a.outputs.nodes_added, names),
+          memberList(a, "Removed", "nodes_removed", names),
+          memberList(a, "Kept by their hook", "nodes_kept_by_hook", names),
+          memberList(a, "Added", "nodes_added", names),
         ));
     }));
 }

@@ -1,0 +1,55 @@
+"""herd's ``summary=true`` on the action reads: long lists cut, their full lengths said.
+
+Senlin's action view carries every id an action touched: a creation of 100,000 members has
+100,000 children in ``depends_on`` and 100,000 ids in ``outputs.nodes_added`` (7.6 MB). A
+dashboard showing the newest actions needs what they did, not every id. With ``summary=true``
+every list and object of more than :data:`KEEP` items in the view (``depends_on``,
+``depended_by`` and anything inside ``inputs``, ``outputs`` and ``data``) keeps its first
+:data:`KEEP`, and ``truncated`` maps the dotted path of each one cut to its full length. The
+shape is otherwise Senlin's, so a reader of the full view reads a summary too. Without the
+parameter the view is unchanged (docs/api.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: items kept of a long list or object
+KEEP = 20
+#: the parts of an action view whose values may hold per-member lists
+NESTED = ("inputs", "outputs", "data")
+
+
+def cut(value: Any, path: str, truncated: dict[str, int]) -> Any:
+    """``value`` with every list or object longer than :data:`KEEP` cut, recorded in ``truncated``.
+
+    Parallel lists (``outputs.shrink.victims`` and ``rules``) stay aligned: each keeps its
+    first items.
+    """
+    if isinstance(value, dict):
+        items = list(value.items())
+        if len(items) > KEEP:
+            truncated[path] = len(items)
+            items = items[:KEEP]
+        return {key: cut(item, f"{path}.{key}", truncated) for key, item in items}
+    if isinstance(value, list):
+        if len(value) > KEEP:
+            truncated[path] = len(value)
+            value = value[:KEEP]
+        return [cut(item, f"{path}.{i}", truncated) for i, item in enumerate(value)]
+    return value
+
+
+def summarise(view: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+    """The summary of one action view whose dependency lists were read cut already.
+
+    Args:
+        view: the action view, ``depends_on`` and ``depended_by`` holding at most
+            :data:`KEEP` ids each.
+        counts: the full length of each dependency list (``depends_on``, ``depended_by``).
+    """
+    truncated = {key: count for key, count in counts.items() if count > len(view[key])}
+    for key in NESTED:
+        view[key] = cut(view[key], key, truncated)
+    view["truncated"] = dict(sorted(truncated.items()))
+    return view
