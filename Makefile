@@ -73,13 +73,15 @@ screenshots: $(STAMP)
 	HERD_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/dashboard
 
 ## bench/api.py needs wrk (Debian package wrk) and starts PostgreSQL as the tests do;
-## bench/nova_bed.py starts the Nova bed (rabbitmq-server).
+## bench/nova_bed.py starts the Nova bed (rabbitmq-server); bench/dashboard.py drives Debian's
+## chromium and chromium-driver.
 bench: $(STAMP) nova-bed
 	$(BIN)/python bench/api.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/victims.py
 	$(BIN)/python bench/health.py
 	$(BIN)/python bench/iallocator.py
+	$(BIN)/python bench/dashboard.py
 	$(BIN)/python bench/nova_bed.py
 	$(BIN)/python bench/nova.py
 

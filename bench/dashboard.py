@@ -147,7 +147,10 @@ def run(url: str, args: argparse.Namespace) -> None:
         reads = []
         for size, cluster in clusters.items():
             for label, path in (
-                ("members, first 50", f"/v1/nodes?cluster_id={cluster}&limit=50"),
+                (
+                    "members, the page's first 50",
+                    f"/v1/nodes?cluster_id={cluster}&limit=51&sort=index:asc",
+                ),
                 ("cluster, show_nodes=false", f"/v1/clusters/{cluster}?show_nodes=false"),
                 ("cluster, with member ids", f"/v1/clusters/{cluster}"),
                 ("newest 25 actions, full", actions_path(cluster, summary=False)),

@@ -46,8 +46,9 @@ def _a_big_creation(client: TestClient) -> tuple[str, str, list[str]]:
 def _only(client: TestClient, path: str) -> dict[str, Any]:
     r = client.get(path)
     assert r.status_code == 200, r.text
-    body: dict[str, Any] = r.json()
-    return body["actions"][0] if "actions" in body else body["action"]
+    body = r.json()
+    one: dict[str, Any] = body["actions"][0] if "actions" in body else body["action"]
+    return one
 
 
 def test_a_summary_keeps_the_first_items_of_each_long_list_and_says_how_many(
