@@ -92,12 +92,25 @@ def console_errors(driver: Any, allowed_network: tuple[str, ...] = ()) -> list[d
     return problems
 
 
-def save_screenshot(driver: Any, path: Path) -> None:
-    """A full-page PNG: the window grows to the page's height first."""
+# The bottom of the page, or of the element named (in page coordinates).
+BOTTOM = """
+const until = arguments[0];
+if (!until) return document.documentElement.scrollHeight;
+const box = document.querySelector(until).getBoundingClientRect();
+// the window's size includes the browser's own frame: the page sees less than that
+return Math.ceil(box.bottom + window.scrollY + 16 + window.outerHeight - window.innerHeight);
+"""
+
+
+def save_screenshot(driver: Any, path: Path, *, until: str | None = None) -> None:
+    """A full-page PNG, or down to the bottom of the ``until`` element (a tall page's PNG
+    stays under ~300 KB): the window grows to that height first."""
     path.parent.mkdir(parents=True, exist_ok=True)
     driver.execute_script("window.scrollTo(0, 0)")
-    height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(1400, max(900, min(int(height) + 40, 4000)))
+    driver.set_window_size(1400, 900)
+    height = driver.execute_script(BOTTOM, until)
+    slack = 40 if until is None else 0
+    driver.set_window_size(1400, max(900 if until is None else 300, min(int(height) + slack, 4000)))
     time.sleep(0.3)  # let the charts redraw at the new size
     driver.save_screenshot(str(path))
     driver.set_window_size(1400, 900)

@@ -167,7 +167,8 @@ def test_scale_out_and_resize_from_the_cluster_page(driver: Any, bed: Bed) -> No
         "request_id"
     ]
     assert request_id and f"request {request_id}" in item.text
-    save_screenshot(driver, IMAGES / "dashboard-act.png")
+    # down to the forms: the whole page is a PNG over 300 KB (dashboard-cluster.png has it)
+    save_screenshot(driver, IMAGES / "dashboard-act.png", until="section[aria-labelledby='act-h']")
     assert_clean_console(driver, f"/v1/clusters/{bed.cluster}/actions")
 
 
