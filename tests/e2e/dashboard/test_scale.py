@@ -101,6 +101,11 @@ def test_a_10000_member_page_shows_a_page_of_rows_and_refreshes_cheaply(
     assert text_of(driver, "#members-range") == f"Rows 1\N{EN DASH}50 of {MEMBERS}"
     label = by_css(driver, "#size-chart .chart")[0].get_attribute("aria-label")
     assert f"{MEMBERS} members now" in label
+    # the creation's 10,000 members came summarised: the timeline says where it was cut
+    added = by_css(driver, "#timeline li[data-action='CLUSTER_CREATE'] [data-list='nodes_added']")
+    assert (
+        added[0].get_attribute("textContent").startswith(f"Added (the first 20 of {MEMBERS:,}): ")
+    )
     assert driver.execute_async_script(REFRESH_ONCE) is None
     refresh = driver.execute_script(TRANSFERRED)
     # the last page: its rows come from the API's keyset paging, not from the browser
