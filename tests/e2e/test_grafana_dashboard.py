@@ -2,11 +2,12 @@
 
 A real ``herd serve`` does what makes each metric move (actions that succeed and fail, a
 scale-in whose lifecycle hook times out at a real webhook receiver, a mark-unhealthy, a
-recovery, a 409), a real Prometheus (Debian's ``prometheus``) scrapes it every second, and then
-each panel's PromQL, with Grafana's variables given values, goes through Prometheus' query API:
-it must parse and return series. The few panels that only show what did not happen here (5xx
-answers, busy locks, open deletions) must still name metrics herd exports, as Prometheus sees
-them. The dashboard must also cover every herd metric, so a new one is not forgotten.
+recovery, a 409, a deletion that fails and stays open), a real Prometheus (Debian's
+``prometheus``) scrapes it every second, and then each panel's PromQL, with Grafana's
+variables given values, goes through Prometheus' query API: it must parse and return series.
+The panels that only show what does not happen here (5xx answers, busy locks) must still name
+metrics herd exports, as Prometheus sees them. The dashboard must also cover every herd
+metric, so a new one is not forgotten.
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ VARIABLES = {"$__rate_interval": "5m", "$__range": "1h", "$job": JOB}
 NOTHING_HAPPENED = {
     "Server errors per second by route": "herd answered no 5xx",
     "Busy locks per second": "no two actions raced for a lock",
-    "Open deletions (tombstones)": "no deletion is in progress at the end",
-    "Oldest open deletion": "no deletion is in progress at the end",
 }
 
 
@@ -121,6 +120,23 @@ def _exercise(client: httpx.Client, prom: str, hook_url: str) -> None:
             }
         },
     )
+    assert wait_for_action(client, r.headers["Location"])["status"] == "FAILED"
+    # an open deletion: a cluster whose member cannot be deleted keeps its tombstone (ERROR)
+    undeletable = {**spec, "properties": {"delete_failure_rate": 1}}
+    stuck = client.post("/v1/profiles", json={"profile": {"name": "stuck", "spec": undeletable}})
+    r = client.post(
+        "/v1/clusters",
+        json={
+            "cluster": {
+                "name": "stuck",
+                "profile_id": stuck.json()["profile"]["id"],
+                "desired_capacity": 1,
+            }
+        },
+    )
+    assert wait_for_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
+    r = client.delete(f"/v1/clusters/{r.json()['cluster']['id']}")
+    assert r.status_code == 202, r.text
     assert wait_for_action(client, r.headers["Location"])["status"] == "FAILED"
 
 
