@@ -51,10 +51,12 @@ const api = all.filter((e) => new URL(e.name).pathname.startsWith("/v1/"));
 const sum = (entries) => entries.reduce((total, e) => total + e.transferSize, 0);
 return { total: nav.transferSize + sum(all), api: sum(api), requests: all.length + 1 };
 """
+# the cluster page's own list (api.js CLUSTER_ACTIONS)
 ACTIONS = (
     "CLUSTER_CREATE,CLUSTER_DELETE,CLUSTER_UPDATE,CLUSTER_SCALE_OUT,CLUSTER_SCALE_IN,"
-    "CLUSTER_RESIZE,CLUSTER_ADD_NODES,CLUSTER_DEL_NODES,CLUSTER_REPLACE_NODES,CLUSTER_CHECK,"
-    "CLUSTER_RECOVER,CLUSTER_ATTACH_POLICY,CLUSTER_DETACH_POLICY"
+    "CLUSTER_RESIZE,CLUSTER_ADD_NODES,CLUSTER_DEL_NODES,CLUSTER_REPLACE_NODES,"
+    "CLUSTER_REPLACE_UNHEALTHY,CLUSTER_CHECK,CLUSTER_RECOVER,CLUSTER_ATTACH_POLICY,"
+    "CLUSTER_DETACH_POLICY,CLUSTER_UPDATE_POLICY"
 )
 
 

@@ -200,7 +200,10 @@ def test_member_filters_sort_and_pages(driver: Any, bed: Bed) -> None:
     by_css(driver, "#members-apply")[0].click()
     wait_until(driver, lambda d: len(by_css(d, "#members tbody tr")) == 1, what="one row")
     assert by_css(driver, "#members tbody tr")[0].get_attribute("data-node") == names[1]
-    assert "matching the filters" in text_of(driver, "#members-range")
+    # the pager is drawn once the member count is in, after the rows (members.js)
+    wait_until(
+        driver, lambda d: "matching the filters" in text_of(d, "#members-range"), what="pager"
+    )
     type_into(driver, "#filter-name", "")
     type_into(driver, "#filter-zone", "zone-b")
     by_css(driver, "#members-apply")[0].click()
