@@ -25,8 +25,11 @@ from tests.e2e.nova.test_nova_cluster import (
     _profile,
     _servers,
 )
+from tests.functional.engine.harness import running_engine
 from tests.nova_bed.bed import BedInfo
 from tests.nova_bed.fixture import NovaCloud
+
+from herd.types import ActionName
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -58,9 +61,7 @@ def _affinity(herd: httpx.Client, name: str, **properties: Any) -> str:
 
 def _hosts(nova: Any, cluster: str) -> dict[str, str]:
     """server id -> compute host, for this cluster's servers in Nova."""
-    return {
-        s.id: s.compute_host for s in _servers(nova) if s.metadata.get("cluster_id") == cluster
-    }
+    return {s.id: s.compute_host for s in _servers(nova) if s.metadata.get("cluster_id") == cluster}
 
 
 def test_anti_affinity_spreads_then_refuses_a_member_more_than_hosts(
@@ -145,3 +146,31 @@ def test_affinity_with_an_existing_group_keeps_replacements_in_it(
         assert _hosts(nova, cluster) == {}
     finally:
         nova.compute.delete_server_group(group.id, ignore_missing=True)
+
+
+def test_a_cluster_deleted_with_the_binding_takes_the_group_with_it(
+    nova_cloud: NovaCloud, nova: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's CLUSTER_DELETE with the policy still attached (the API refuses that, so
+    the engine is driven directly, as tests/functional does): as Senlin detached every policy
+    before deleting a cluster, the group herd made is deleted with the servers."""
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(nova_cloud.clouds_yaml))
+    with running_engine(tmp_path, nova_cloud=nova_cloud.cloud_name, nova_timeout=120) as harness:
+        profile = harness.profile(TINY["properties"], type_="os.nova.server")
+        cluster = harness.cluster(0, profile=profile)
+        spec = {"type": "senlin.policy.affinity", "version": "1.0", "properties": {}}
+        policy = harness.policy(spec, name="anti")
+        attach = harness.run(
+            ActionName.CLUSTER_ATTACH_POLICY, cluster, {"policy_id": policy, "enabled": True}
+        )
+        assert attach.status == "SUCCEEDED", attach.status_reason
+        group = nova.compute.find_server_group(f"server_group_{attach.id[:8]}")
+        assert group is not None
+        grown = harness.run(ActionName.CLUSTER_SCALE_OUT, cluster, {"count": 1}, timeout=240)
+        assert grown.status == "SUCCEEDED", grown.status_reason
+        assert len(nova.compute.get_server_group(group.id).member_ids) == 1  # the new one
+
+        deleted = harness.run(ActionName.CLUSTER_DELETE, cluster, timeout=240)
+        assert deleted.status == "SUCCEEDED", deleted.status_reason
+        assert nova.compute.find_server_group(group.id) is None
+        assert _hosts(nova, cluster) == {}
