@@ -34,11 +34,8 @@ from herd.types import ActionName
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
 
-TINY = {
-    "type": "os.nova.server",
-    "version": "1.0",
-    "properties": {"flavor": "m1.tiny", "image": "cirros-0.4.0-x86_64-disk"},
-}
+TINY_PROPERTIES = {"flavor": "m1.tiny", "image": "cirros-0.4.0-x86_64-disk"}
+TINY: dict[str, Any] = {"type": "os.nova.server", "version": "1.0", "properties": TINY_PROPERTIES}
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +158,7 @@ def test_a_cluster_deleted_with_the_binding_takes_the_group_with_it(
     before deleting a cluster, the group herd made is deleted with the servers."""
     monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(nova_cloud.clouds_yaml))
     with running_engine(tmp_path, nova_cloud=nova_cloud.cloud_name, nova_timeout=120) as harness:
-        profile = harness.profile(TINY["properties"], type_="os.nova.server")
+        profile = harness.profile(dict(TINY_PROPERTIES), type_="os.nova.server")
         cluster = harness.cluster(0, profile=profile)
         spec = {"type": "senlin.policy.affinity", "version": "1.0", "properties": {}}
         policy = harness.policy(spec, name="anti")
