@@ -4,7 +4,8 @@ What runs, all on 127.0.0.1 on ports chosen when it starts, everything under ``b
 a private RabbitMQ, a throwaway PostgreSQL (Nova's api, cell0 and cell1 databases and
 Placement's; SQLite locks under concurrent boots), Glance (SQLite, file store), Placement
 (noauth2), nova-api (gunicorn), nova-conductor, nova-scheduler, two nova-compute with Nova's
-fake virt driver (hosts compute1 in az1 and compute2 in az2), and an empty Neutron stand-in.
+fake virt driver (hosts compute1 in az1 and compute2 in az2), and an empty Neutron stand-in;
+a second nova-api for the second region of clouds.yaml (``tests/nova_bed/regions.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.nova_bed import configs, seed
+from tests.nova_bed import configs, regions, seed
 from tests.nova_bed.configs import COMPUTE_HOSTS, Urls
 from tests.nova_bed.processes import BedError, Service, run_checked, stop_groups
 from tests.nova_bed.rabbit import Rabbit
@@ -121,6 +122,7 @@ class NovaBed:
         dbs = self._databases()
         self._mark("postgresql")
         self.ports = {name: free_port() for name in ("glance", "placement", "nova_api", "neutron")}
+        self.ports[regions.API_PORT] = free_port()
         self.urls = urls = Urls(
             transport=self.rabbit.transport_url,
             placement=self._url("placement"),
@@ -156,6 +158,8 @@ class NovaBed:
                 service.wait_http(self._url(service.name.split("-")[0]) + "/")
             elif service.name == "nova-api":
                 service.wait_http(self._url("nova_api") + "/v2.1/")
+            elif service.name == regions.API_SERVICE:
+                service.wait_http(self._url(regions.API_PORT) + "/v2.1/")
         self._mark("apis")
 
         compute_url = self._url("nova_api") + "/v2.1"
@@ -177,7 +181,9 @@ class NovaBed:
             "network_endpoint_override": urls.neutron,
         }
         clouds_yaml = self.base / "clouds.yaml"
-        clouds_yaml.write_text(json.dumps({"clouds": {CLOUD_NAME: cloud}}, indent=2) + "\n")
+        second = self._url(regions.API_PORT) + "/v2.1"
+        in_file = {**cloud, "regions": regions.clouds_yaml_regions(second)}
+        clouds_yaml.write_text(json.dumps({"clouds": {CLOUD_NAME: in_file}}, indent=2) + "\n")
         return BedInfo(
             compute_url=compute_url,
             image_url=urls.glance,
@@ -267,6 +273,8 @@ class NovaBed:
         }
         app = "nova.wsgi.osapi_compute:application"
         self._service(_gunicorn("nova-api", app, self.ports["nova_api"], self.logs, env))
+        port = self.ports[regions.API_PORT]
+        self._service(_gunicorn(regions.API_SERVICE, app, port, self.logs, env))
 
     def stop(self) -> None:
         # PostgreSQL stops (immediate mode) while the services do: nothing needs it any more

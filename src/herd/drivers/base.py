@@ -58,6 +58,15 @@ class ResourceRef:
 
 
 @dataclass(frozen=True)
+class ServerGroup:
+    """A group of resources the backend places together or apart (a Nova server group)."""
+
+    id: str
+    name: str
+    policy: str  # affinity, anti-affinity, soft-affinity, soft-anti-affinity
+
+
+@dataclass(frozen=True)
 class HealthReport:
     healthy: bool
     reason: str = ""
@@ -216,6 +225,28 @@ class Driver(ABC):
                 listener(event)
             except Exception:  # a listener bug must not kill the driver's watcher thread
                 log.exception("resource event listener failed")
+
+    # -- server groups (the affinity policy; only drivers whose backend has them) -------------
+
+    def find_server_group(
+        self, name_or_id: str, properties: Mapping[str, Any]
+    ) -> ServerGroup | None:
+        """The group named (or with the id) ``name_or_id`` where ``properties`` put nodes.
+
+        Raises:
+            DriverError: the backend has no server groups, or could not be asked.
+        """
+        raise DriverError(f"{self.profile_type} has no server groups")
+
+    def create_server_group(
+        self, name: str, policy: str, properties: Mapping[str, Any]
+    ) -> ServerGroup:
+        """Make a group with ``policy`` where ``properties`` put nodes."""
+        raise DriverError(f"{self.profile_type} has no server groups")
+
+    def delete_server_group(self, group_id: str, properties: Mapping[str, Any]) -> None:
+        """Delete the group; one already gone is not an error."""
+        raise DriverError(f"{self.profile_type} has no server groups")
 
     def discover(self) -> dict[str, CreatedResource]:
         """Resources this driver owns, keyed by node id (used after a crash to find orphans)."""

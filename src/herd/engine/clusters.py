@@ -112,10 +112,15 @@ def placements(data: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
 
     A zone policy and a region policy both attached each spread the new nodes on
     their own: node ``i`` gets the ``i``-th zone and the ``i``-th region of the two
-    spreads, so both apply.
+    spreads, so both apply. ``data['placement']['placements']`` (Senlin's shape, written by
+    the affinity policy) gives node ``i`` its ``servergroup``; a zone spread wins over a
+    zone given there.
     """
     creation = data.get("creation") or {}
-    spread: list[dict[str, Any]] = [{} for _ in range(count)]
+    # Senlin's per-node entries (the affinity policy's server group, and its zone where
+    # no zone placement policy spread the nodes)
+    given = list((data.get("placement") or {}).get("placements") or [])
+    spread: list[dict[str, Any]] = [dict(given[i]) if i < len(given) else {} for i in range(count)]
     for key, field in (("zones", "zone"), ("regions", "region_name")):
         names = [
             name

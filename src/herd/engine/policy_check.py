@@ -35,7 +35,11 @@ def load_bound(ctx: EngineContext, session: Session, cluster_id: str) -> list[Bo
         if isinstance(instance, ScalingPolicy):
             # Senlin's cooldown text names the policy by its id ("Policy <id> cooldown ...").
             instance.policy_id = policy.id
-        loaded.append(BoundPolicy(binding.id, policy.name, instance, binding.last_op))
+        loaded.append(
+            BoundPolicy(
+                binding.id, policy.name, instance, binding.last_op, dict(binding.data or {})
+            )
+        )
     return loaded
 
 

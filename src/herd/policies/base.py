@@ -34,6 +34,8 @@ class PolicyContext:
     last_op: float | None = None  # when this binding last let an action through
     max_nodes_per_cluster: int = 1000
     action_id: str = ""  # the action being checked (a binding may record who changed it)
+    #: the checked binding's stored data (what its attach or earlier checks recorded)
+    binding_data: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ earlier ones wrote, and the first ERROR stops the check with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,6 +25,8 @@ class BoundPolicy:
     name: str
     policy: Policy
     last_op: float | None = None  # when this binding last let an action through
+    #: the binding's stored data (e.g. the server group the affinity policy's attach made)
+    data: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ def run_checks(bound: Sequence[BoundPolicy], request: PolicyContext) -> CheckOut
     notes: dict[str, Any] = {}
     binding_data: dict[str, dict[str, Any]] = {}
     for binding in applicable:
-        context = replace(request, data=data, last_op=binding.last_op)
+        context = replace(request, data=data, last_op=binding.last_op, binding_data=binding.data)
         if request.phase is Phase.BEFORE:
             decision = binding.policy.before(context)
         else:

@@ -10,6 +10,7 @@ not "may I scale now".
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from herd.domain.snapshots import ClusterSnapshot
@@ -46,7 +47,7 @@ def preview_shrink(
         InvalidRequest: When the action would fail for another reason (size bounds,
             protected members leaving too few to remove).
     """
-    without_cooldown = [BoundPolicy(b.binding_id, b.name, b.policy, last_op=None) for b in bound]
+    without_cooldown = [replace(b, last_op=None) for b in bound]
     outcome = run_checks(
         without_cooldown,
         PolicyContext(

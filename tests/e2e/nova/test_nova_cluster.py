@@ -195,7 +195,7 @@ def test_openstack_cluster_cli_takes_the_senlin_spec(herd: httpx.Client, tmp_pat
     assert "The specified flavor 'm9.huge' could not be found." in refused.stdout + refused.stderr
 
 
-def test_zone_cluster_scale_in_replace_and_delete(herd: httpx.Client, nova: Any) -> None:
+def test_zone_cluster_of_20_scale_in_by_6_replace_and_delete(herd: httpx.Client, nova: Any) -> None:
     spec = {
         "type": "os.nova.server",
         "version": "1.0",
@@ -220,7 +220,7 @@ def test_zone_cluster_scale_in_replace_and_delete(herd: httpx.Client, nova: Any)
         {
             "type": "senlin.policy.deletion",
             "version": "1.1",
-            "properties": {"criteria": "OLDEST_FIRST"},
+            "properties": {"criteria": "YOUNGEST_FIRST"},
         },
     )
     for policy in (zones, deletion):
@@ -228,19 +228,25 @@ def test_zone_cluster_scale_in_replace_and_delete(herd: httpx.Client, nova: Any)
             _act(herd, cluster, {"policy_attach": {"policy_id": policy}})["status"] == "SUCCEEDED"
         )
 
-    action = _act(herd, cluster, {"scale_out": {"count": 8}})
+    # 20 servers, the size: 14, then 6 younger ones (3 per zone)
+    action = _act(herd, cluster, {"scale_out": {"count": 14}})
+    assert action["status"] == "SUCCEEDED", action["status_reason"]
+    elders = {m["physical_id"] for m in _members(herd, cluster)}
+    action = _act(herd, cluster, {"scale_out": {"count": 6}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]
     members = _members(herd, cluster)
     in_nova = {s.id: s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster}
     assert {m["physical_id"] for m in members} == set(in_nova)
-    assert Counter(s.availability_zone for s in in_nova.values()) == {"az1": 4, "az2": 4}
+    assert Counter(s.availability_zone for s in in_nova.values()) == {"az1": 10, "az2": 10}
     for m in members:  # the zone herd counts by is the one Nova reports
         assert m["data"]["placement"]["zone"] == in_nova[m["physical_id"]].availability_zone
 
-    action = _act(herd, cluster, {"scale_in": {"count": 4}})
+    # scale-in by 6: the zone policy takes 3 per zone, the deletion policy the youngest there
+    action = _act(herd, cluster, {"scale_in": {"count": 6}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]
     in_nova = {s.id: s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster}
-    assert Counter(s.availability_zone for s in in_nova.values()) == {"az1": 2, "az2": 2}
+    assert Counter(s.availability_zone for s in in_nova.values()) == {"az1": 7, "az2": 7}
+    assert set(in_nova) == elders
     assert {m["physical_id"] for m in _members(herd, cluster)} == set(in_nova)
 
     # mark-unhealthy: replaced by a new server under the same node name

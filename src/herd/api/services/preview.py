@@ -32,7 +32,12 @@ PreviewCall = Callable[[Session, Services, RequestContext, ClusterRow, Any], dic
 def bound_policies(session: Session, services: Services, cluster_id: str) -> list[BoundPolicy]:
     """The cluster's enabled policies, instantiated, in the order the engine runs them."""
     return [
-        BoundPolicy(binding.id, policy.name, services.policies.create(policy.spec)[1])
+        BoundPolicy(
+            binding.id,
+            policy.name,
+            services.policies.create(policy.spec)[1],
+            data=dict(binding.data or {}),
+        )
         for binding, policy in bindings.enabled_policies(session, cluster_id)
     ]
 

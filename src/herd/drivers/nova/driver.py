@@ -26,8 +26,10 @@ from herd.drivers.base import (
     NodeRequest,
     ResourceEvent,
     ResourceRef,
+    ServerGroup,
 )
 from herd.drivers.nova.cloud import NovaCloud, NovaOptions, node_tag
+from herd.drivers.nova.groups import create_group, delete_group, find_group
 from herd.drivers.nova.notifications import NotificationListener
 from herd.drivers.nova.operations import NOVA_OPERATIONS, NovaOperationsMixin
 from herd.drivers.nova.resolve import Resolver
@@ -56,6 +58,14 @@ def region_of(placement: Mapping[str, Any], properties: Mapping[str, Any]) -> st
     profile's ``context.region_name``, else the cloud's default (None)."""
     region = placement.get("region_name") or (properties.get("context") or {}).get("region_name")
     return str(region) if region else None
+
+
+def _keep_group(request: NodeRequest, created: CreatedResource) -> CreatedResource:
+    """The node's server group stays in its placement: a RECREATE boots into it again."""
+    group = request.placement.get("servergroup")
+    if group:
+        created.data["placement"] = {**created.data["placement"], "servergroup": group}
+    return created
 
 
 class NovaServerDriver(NovaOperationsMixin, Driver):
@@ -109,7 +119,7 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         conn = self.cloud.connection(region)
         found = self._resume(conn, request.node_id, region)
         if found is not None:
-            return found
+            return _keep_group(request, found)
         flavor_id, image_id, networks = self.resolver.boot_ids(conn, region, request.properties)
         kwargs = boot_arguments(
             request,
@@ -126,7 +136,7 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
             # The answer may be lost while Nova made the server: look for it by its tag.
             self._remove_tagged(conn, request.node_id)
             raise
-        return self._settle(conn, server.id, region, "booting")
+        return _keep_group(request, self._settle(conn, server.id, region, "booting"))
 
     def _settle(self, conn: Any, server_id: str, region: str | None, doing: str) -> CreatedResource:
         """Wait for ACTIVE; on ERROR or timeout delete the server and fail with why."""
@@ -301,6 +311,26 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
     def events_ready(self, timeout: float) -> bool:
         """Test hook: whether the notification queue is bound."""
         return self._events is not None and self._events.wait_ready(timeout)
+
+    # -- server groups (senlin.policy.affinity) -------------------------------------------
+
+    def find_server_group(
+        self, name_or_id: str, properties: Mapping[str, Any]
+    ) -> ServerGroup | None:
+        """The project's Nova server group by name or id, in the profile's region."""
+        conn = self.cloud.connection(region_of({}, properties))
+        return find_group(self.cloud, conn, name_or_id)
+
+    def create_server_group(
+        self, name: str, policy: str, properties: Mapping[str, Any]
+    ) -> ServerGroup:
+        """A new Nova server group with ``policy``, in the profile's region."""
+        conn = self.cloud.connection(region_of({}, properties))
+        return create_group(self.cloud, conn, name, policy)
+
+    def delete_server_group(self, group_id: str, properties: Mapping[str, Any]) -> None:
+        conn = self.cloud.connection(region_of({}, properties))
+        delete_group(self.cloud, conn, group_id)
 
     # -- restart ---------------------------------------------------------------------------
 

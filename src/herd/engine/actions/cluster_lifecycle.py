@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from herd.engine.actions.cluster_health import HealthHandlers
 from herd.engine.actions.removal import RemovalPlan, remove_nodes
 from herd.engine.actions.rolling_update import rolling_update
 from herd.engine.clusters import eval_status, load_cluster, members, placements, update_cluster
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
+from herd.engine.server_groups import attach_group, release_all, release_group
+from herd.policies.affinity import AffinityPolicy
 from herd.store import bindings, clusters, policies, profiles, receivers, tombstones
 from herd.store.models import NodeRow
 from herd.types import ClusterStatus, ResourceType
@@ -83,6 +87,11 @@ class LifecycleHandlers:
             status=ClusterStatus.DELETING,
             status_reason="Deletion in progress.",
         )
+        # Senlin detached every policy first: the server groups the affinity policy made go
+        reason = release_all(ex, cluster.id, cluster.profile_id)
+        if reason:
+            update_cluster(ex, cluster.id, status=ClusterStatus.ERROR, status_reason=reason)
+            return Outcome.failed(reason)
         with ex.ctx.database.write() as session:
             bindings.remove_all(session, cluster.id)
         # Remember where the members were before they go: the regional copies are
@@ -203,15 +212,31 @@ class LifecycleHandlers:
                             f"a cluster, but another instance ({other.id}) is found attached to "
                             f"the cluster ({cluster.id}) already."
                         )
-            bindings.add(
-                session, cluster.id, policy.id, enabled=enabled, priority=type(instance).priority
-            )
+            priority, profile_id = type(instance).priority, cluster.profile_id
+        data: dict[str, Any] = {}
+        if isinstance(instance, AffinityPolicy):
+            # the cloud is asked outside any transaction; the cluster's lock is held
+            found = attach_group(ex, instance, profile_id)
+            if isinstance(found, str):
+                return Outcome.failed(found)
+            data = found
+        with ex.ctx.database.write() as session:
+            row = bindings.add(session, ex.target, policy_id, enabled=enabled, priority=priority)
+            row.data = data
         return Outcome.ok("Policy attached.")
 
     def detach_policy(self, ex: ActionExecution) -> Outcome:
         policy_id = str(ex.inputs.get("policy_id"))
         if not self._was_attached(ex, policy_id):
             return Outcome.failed("Policy not attached.")
+        with ex.ctx.database.read() as session:
+            binding = bindings.get_binding(session, ex.target, policy_id)
+            cluster = clusters.get(session, ex.target)
+            data = dict(binding.data or {}) if binding is not None else {}
+            profile_id = cluster.profile_id if cluster is not None else ""
+        reason = release_group(ex, data, profile_id)  # the affinity policy's, if it made one
+        if reason:
+            return Outcome.failed(reason)
         with ex.ctx.database.write() as session:
             bindings.remove(session, ex.target, policy_id)  # or an earlier run did
         return Outcome.ok("Policy detached.")

@@ -11,6 +11,7 @@ is idempotent per node (a node whose resource exists is adopted).
 
 from __future__ import annotations
 
+from herd.engine.clusters import placements
 from herd.engine.execution import ActionExecution
 from herd.engine.node_calls import call_driver, load_targets
 from herd.engine.node_results import ChildResults, NodeResultWriter
@@ -27,6 +28,11 @@ def create_own_node(ex: ActionExecution, node_id: str) -> ChildResults:
         row = node_store.get(session, node_id)
         if row is not None:
             row.status, row.status_reason = NodeStatus.CREATING, "Creation in progress"
+            # where the cluster's policies placed it (a zone, the affinity policy's group)
+            placed = placements(ex.data, 1)[0]
+            if placed:
+                data = dict(row.data or {})
+                row.data = {**data, "placement": {**(data.get("placement") or {}), **placed}}
     targets = load_targets(ex.ctx, [node_id])
     item = call_driver(ex.ctx, OWN_CALL, ActionName.NODE_CREATE, node_id, targets.get(node_id), {})
     results = ChildResults()

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from herd.drivers.base import NodeRequest
+from herd.drivers.base import NodeRequest, ServerGroup
 from herd.drivers.nova.cloud import NovaCloud, NovaOptions, nova_message
+from herd.drivers.nova.groups import group_of
 from herd.drivers.nova.notifications import failure_of
 from herd.drivers.nova.servers import boot_arguments, node_data
 from herd.drivers.nova.spec import validate_server_properties
@@ -67,6 +68,24 @@ def test_zone_placement_wins_over_the_profile_zone() -> None:
     assert boot_arguments(_request(availability_zone="az1"), **args)["availability_zone"] == "az1"
     named = boot_arguments(_request(name="fixed"), **args)
     assert named["name"] == "fixed"
+
+
+def test_the_affinity_policys_group_joins_the_profiles_hints() -> None:
+    args = {"flavor_id": "f", "image_id": "i", "owner_tag": "t", "networks": "none"}
+    grouped = _request(
+        {"servergroup": "sg-1"}, scheduler_hints={"same_host": ["a"], "group": "mine"}
+    )
+    assert boot_arguments(grouped, **args)["scheduler_hints"] == {
+        "same_host": ["a"],
+        "group": "sg-1",  # the policy's group wins over a group the profile hints
+    }
+
+
+def test_server_groups_read_at_either_microversion() -> None:
+    new = SimpleNamespace(id="g1", name="web", policy="anti-affinity", policies=None)
+    old = SimpleNamespace(id="g2", name="db", policy=None, policies=["affinity"])
+    assert group_of(new) == ServerGroup("g1", "web", "anti-affinity")
+    assert group_of(old) == ServerGroup("g2", "db", "affinity")
 
 
 def test_node_data_is_senlin_like_and_keeps_no_password() -> None:
