@@ -51,7 +51,7 @@ tempest-bed: $(TEMPEST_STAMP)
 ## clustering service (docs/heat.md).
 HEAT_BED   := .beds/heat
 HEAT_STAMP := $(HEAT_BED)/.installed
-HEAT_PINS  := 'openstack-heat==22.0.1' python-openstackclient python-heatclient
+HEAT_PINS  := 'openstack-heat==22.0.1' python-openstackclient python-heatclient 'psycopg[binary]'
 $(HEAT_STAMP):
 	$(PYTHON) -m venv $(HEAT_BED)
 	$(HEAT_BED)/bin/pip install -q --upgrade pip

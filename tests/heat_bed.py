@@ -2,8 +2,9 @@
 
 :class:`HeatBed` gives Heat what a deployment gives it: its service user ``heat`` (roles
 ``service`` and ``admin`` in project ``service``, as devstack makes it) in the Keystone bed,
-the ``orchestration`` service in the catalog, a SQLite database made by ``heat-manage
-db_sync``, and a private RabbitMQ (the Nova bed's helper, ``tests/nova_bed/rabbit.py``) for
+the ``orchestration`` service in the catalog, a database made by ``heat-manage db_sync`` (the
+suite's PostgreSQL when given one: heat-api and heat-engine on one SQLite file see "database
+is locked"), and a private RabbitMQ (the Nova bed's helper, ``tests/nova_bed/rabbit.py``) for
 heat-api and heat-engine, two processes that talk over RPC. Both listen on 127.0.0.1 only,
 heat-api on a free port. Heat finds herd as the ``clustering`` service of the same catalog.
 
@@ -47,9 +48,11 @@ def missing_reason() -> str | None:
 class HeatBed:
     """heat-api, heat-engine and their broker, with their files in ``workdir``."""
 
-    def __init__(self, workdir: Path, keystone: KeystoneBed) -> None:
+    def __init__(self, workdir: Path, keystone: KeystoneBed, database_url: str = "") -> None:
+        """``database_url``: an empty database (SQLAlchemy URL); empty: SQLite in ``workdir``."""
         self.workdir = workdir
         self.keystone = keystone
+        self.database_url = database_url or f"sqlite:///{workdir / 'heat.db'}"
         self.port = free_port()
         self.conf = workdir / "heat.conf"
         self.logs = workdir / "logs"
@@ -108,15 +111,15 @@ class HeatBed:
             f"region_name_for_services = {REGION}\n"
             f"environment_dir = {etc / 'environment.d'}\n"
             f"template_dir = {etc / 'templates'}\n"
-            # one engine process: SQLite takes one writer, and the machine is small
+            # one engine process: the machine is small
             "num_engine_workers = 1\n"
-            # the legacy engine runs a stack's work in the engine that took the request, so
-            # one engine on SQLite never has two processes writing the same rows
+            # the legacy engine runs a stack's work in the engine that took the request:
+            # fewer database writes and RPC round trips than convergence on a busy machine
             "convergence_engine = false\n"
             "periodic_interval = 5\n"
             "debug = true\n"
             "[database]\n"
-            f"connection = sqlite:///{self.workdir / 'heat.db'}\n"
+            f"connection = {self.database_url}\n"
             "[paste_deploy]\n"
             f"api_paste_config = {etc / 'api-paste.ini'}\n"
             "[heat_api]\n"
