@@ -335,7 +335,7 @@ def test_node_resource_fails_inside_heat_after_herd_made_the_node(
     heat_api: Heat, herd_api: httpx.Client
 ) -> None:
     """Heat 22's OS::Senlin::Node reads the action id from ``node.location``, which
-    openstacksdk (since 0.18, 2018) fills with its computed location (a mapping of cloud,
+    openstacksdk fills with its computed location (a mapping of cloud,
     region and project), not the Location header: ``AttributeError: split``. herd made the
     node (answered 202 with its Location); Heat never stored its id, so deleting the stack
     would leave it (and its profile, which it holds), as it would have left Senlin's. If a
