@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor nova-bed keystone-bed tempest-bed
+.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor nova-bed keystone-bed tempest-bed heat-bed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,21 @@ $(TEMPEST_STAMP):
 
 tempest-bed: $(TEMPEST_STAMP)
 
+## Heat (heat-api, heat-engine) for tests/e2e/test_heat_resources.py. 22.0.1 (2024.1), not the
+## release of Keystone 30's series: Heat 23.0.0 made every OS::Senlin::* resource a hidden
+## NoneResource (Senlin was retired), so 22.x is the last Heat whose Senlin resources call a
+## clustering service (docs/heat.md).
+HEAT_BED   := .beds/heat
+HEAT_STAMP := $(HEAT_BED)/.installed
+HEAT_PINS  := 'openstack-heat==22.0.1' python-openstackclient python-heatclient 'psycopg[binary]'
+$(HEAT_STAMP):
+	$(PYTHON) -m venv $(HEAT_BED)
+	$(HEAT_BED)/bin/pip install -q --upgrade pip
+	$(HEAT_BED)/bin/pip install -q $(HEAT_PINS)
+	touch $(HEAT_STAMP)
+
+heat-bed: $(HEAT_STAMP)
+
 ## Start herd on its embedded defaults: SQLite under ./herd-data, process driver, 127.0.0.1:8778.
 ## A development server: the members it runs are on this machine, so their health poll URLs
 ## and hook receivers on loopback are allowed (docs/security.md, the outbound guard).
@@ -53,7 +68,7 @@ serve: $(STAMP)
 
 ## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end, against a real
 ## Nova), plus lint, the import contracts (layering, pure decision code) and types.
-test: $(STAMP) nova-bed keystone-bed tempest-bed
+test: $(STAMP) nova-bed keystone-bed tempest-bed heat-bed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports

@@ -215,6 +215,14 @@ class KeystoneBed:
         self.users[name] = user
         return user
 
+    def grant(self, admin_token: str, user: User, role: str) -> None:
+        """Give ``user`` one more role in its project."""
+        self._request(
+            admin_token,
+            "PUT",
+            f"/projects/{user.project_id}/users/{user.id}/roles/{self.roles[role]}",
+        )
+
     # -- the Keystone API -----------------------------------------------------------------
 
     def token(self, user: str, project: str) -> str:
