@@ -12,10 +12,10 @@ this class decides nothing (its BEFORE checks pass data through).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from herd.policies.base import Policy
-from herd.policies.spec import Boolean, Field, Map, String, validate_properties
+from herd.policies.spec import Boolean, Field, Map, String
 from herd.types import ActionName, Phase
 
 GROUP_POLICIES = ("affinity", "soft-affinity", "anti-affinity", "soft-anti-affinity")
@@ -56,7 +56,3 @@ class AffinityPolicy(Policy):
         "senlin.policy.affinity places members in Nova server groups, and only "
         "os.nova.server profiles have them"
     )
-
-    @classmethod
-    def validate_properties(cls, properties: Any) -> dict[str, Any]:
-        return validate_properties(PROPERTIES_SCHEMA, properties)
