@@ -124,6 +124,7 @@ class EngineService:
             thread.join(timeout)
         self.workers.shutdown(wait=True, cancel_futures=True)
         self.child_pool.shutdown(wait=False, cancel_futures=True)
+        self.ctx.abandonable.close(timeout)
         self.ctx.metrics.engine_running.set(0)
         with self.ctx.database.write() as session:
             engines.remove(session, self.engine_id)

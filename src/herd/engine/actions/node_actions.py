@@ -197,7 +197,8 @@ class NodeHandlers:
             driver = ctx.drivers.get(profile.type)
             properties = driver.validate_properties(profile.spec.get("properties", {}))
             ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
-            outcome = recover_resource(driver, ref, node_request(node, properties), options)
+            request = node_request(node, properties)
+            outcome = recover_resource(driver, ref, request, options, ctx.abandonable)
         except HerdError as exc:
             outcome = RecoveryOutcome(f"Recovery failed: {exc}", "nothing done")
         with ctx.database.write() as session:
