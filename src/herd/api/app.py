@@ -57,21 +57,21 @@ from herd.config import Settings
 from herd.store.database import Database
 
 if TYPE_CHECKING:
+    from herd.drivers.registry import DriverRegistry
     from herd.regions import Regions
 
 log = logging.getLogger("herd.api")
 
 
-def _default_drivers(settings: Settings) -> DriverRegistryLike:
+def _default_drivers(settings: Settings) -> DriverRegistry:
     from herd.drivers.nova.cloud import NovaOptions
     from herd.drivers.registry import default_driver_registry
 
-    registry: DriverRegistryLike = default_driver_registry(
+    return default_driver_registry(
         settings.data_dir,
         sim_state_file=settings.sim_state_file(),
         nova=NovaOptions.from_settings(settings),
     )
-    return registry
 
 
 def _default_policies() -> PolicyRegistryLike:
@@ -120,10 +120,12 @@ def create_app(
         )
     )
     db.migrate()
+    # Drivers the app builds are the app's to close (their watcher threads stop with it).
+    owned_drivers = _default_drivers(settings) if drivers is None else None
     services = Services(
         settings=settings,
         database=db,
-        drivers=drivers if drivers is not None else _default_drivers(settings),
+        drivers=drivers if drivers is not None else cast(DriverRegistryLike, owned_drivers),
         policies=policies if policies is not None else _default_policies(),
         clock=clock or time.time,
         tombstones=tombstones,
@@ -164,6 +166,8 @@ def create_app(
                 services.engine.stop()
                 services.engine = None
             heartbeat.stop()
+            if owned_drivers is not None:
+                owned_drivers.close()
             if owns_regions and regions is not None:
                 regions.close()
             if owns_database:

@@ -232,10 +232,13 @@ def run_forever(
     )
     database.migrate()
     metrics = HerdMetrics()
+    metrics_server = None
     if settings.engine_metrics_port is not None:
         from prometheus_client import start_http_server
 
-        start_http_server(settings.engine_metrics_port, "127.0.0.1", registry=metrics.registry)
+        metrics_server = start_http_server(
+            settings.engine_metrics_port, "127.0.0.1", registry=metrics.registry
+        )
     engine = build_engine(settings, database, regions_delete=regions_delete, metrics=metrics)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -244,3 +247,8 @@ def run_forever(
     log.info("herd engine %s running on %s", engine.engine_id, settings.database_url())
     stopped.wait()
     engine.stop()
+    engine.ctx.drivers.close()
+    if metrics_server is not None:
+        httpd, thread = metrics_server
+        httpd.shutdown()
+        thread.join(10)
