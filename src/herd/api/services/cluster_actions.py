@@ -15,7 +15,7 @@ from typing import Any
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import APIVersion, require
-from herd.api.schemas.base import parse_body
+from herd.api.schemas.base import RequestModel, parse_body
 from herd.api.schemas.cluster_actions import (
     CheckParams,
     DelNodesParams,
@@ -306,7 +306,7 @@ HANDLERS: dict[str, Handler] = {
 BodyCheck = Callable[[Services, RequestContext, Any], object]
 
 
-def _body(model: type[Any], label: str) -> BodyCheck:
+def _body(model: type[RequestModel], label: str) -> BodyCheck:
     return lambda _services, _ctx, raw: parse_body(model, raw, label=label)
 
 
