@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import httpx
+from tests import clusters
 from tests.waiting import wait_for, wait_for_action
 
 V = {"OpenStack-API-Version": "clustering 1.14"}
@@ -50,22 +51,7 @@ def create_cluster(
     client: httpx.Client, name: str, properties: dict[str, Any], size: int
 ) -> tuple[str, list[dict[str, Any]]]:
     spec = {"type": "herd.process", "version": "1.0", "properties": properties}
-    r = client.post("/v1/profiles", json={"profile": {"name": f"p-{name}", "spec": spec}})
-    assert r.status_code == 201, r.text
-    r = client.post(
-        "/v1/clusters",
-        json={
-            "cluster": {
-                "name": name,
-                "profile_id": r.json()["profile"]["id"],
-                "desired_capacity": size,
-            }
-        },
-    )
-    assert r.status_code == 202, r.text
-    action = wait_for_action(client, r.headers["Location"])
-    assert action["status"] == "SUCCEEDED", action["status_reason"]
-    cluster = r.json()["cluster"]["id"]
+    cluster = clusters.create_cluster(client, size, name=name, spec=spec, profile_name=f"p-{name}")
     return cluster, members(client, cluster)
 
 

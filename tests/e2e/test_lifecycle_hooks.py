@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.clusters import create_cluster
 from tests.conftest import free_port
 from tests.e2e.server import HerdServer
 from tests.waiting import wait_for_action
@@ -25,20 +26,7 @@ TIMEOUT = 4  # seconds a hook waits
 
 
 def _cluster(client: httpx.Client, size: int, hook_url: str) -> tuple[str, list[str]]:
-    spec = {"type": "herd.sim", "version": "1.0", "properties": {}}
-    profile = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}}).json()
-    r = client.post(
-        "/v1/clusters",
-        json={
-            "cluster": {
-                "name": "c",
-                "profile_id": profile["profile"]["id"],
-                "desired_capacity": size,
-            }
-        },
-    )
-    cluster = r.json()["cluster"]["id"]
-    assert wait_for_action(client, r.headers["Location"].rsplit("/", 1)[1])["status"] == "SUCCEEDED"
+    cluster = create_cluster(client, size)
     policy = client.post(
         "/v1/policies",
         json={

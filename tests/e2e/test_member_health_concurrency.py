@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.clusters import create_cluster
 from tests.conftest import PgServer, free_port
 from tests.e2e.server import HerdServer
-from tests.waiting import wait_for_action
 
 pytestmark = pytest.mark.e2e
 
@@ -28,20 +28,7 @@ HEADERS = {"OpenStack-API-Version": "clustering 1.14"}
 
 
 def _cluster(client: httpx.Client) -> tuple[str, list[str]]:
-    spec = {"type": "herd.sim", "version": "1.0", "properties": {}}
-    profile = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}}).json()
-    r = client.post(
-        "/v1/clusters",
-        json={
-            "cluster": {
-                "name": "c",
-                "profile_id": profile["profile"]["id"],
-                "desired_capacity": MEMBERS,
-            }
-        },
-    )
-    assert wait_for_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
-    cluster = r.json()["cluster"]["id"]
+    cluster = create_cluster(client, MEMBERS)
     nodes = client.get("/v1/nodes", params={"cluster_id": cluster}).json()["nodes"]
     assert len(nodes) == MEMBERS
     return cluster, [n["id"] for n in nodes]

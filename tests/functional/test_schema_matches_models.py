@@ -1,4 +1,4 @@
-"""The Alembic revisions build exactly the tables ``store/models.py`` maps (no drift)."""
+"""The Alembic revisions build exactly the tables ``store/models/`` maps (no drift)."""
 
 from __future__ import annotations
 

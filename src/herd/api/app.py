@@ -12,13 +12,13 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI
 
 from herd.api import errors, input_guard
 from herd.api.access_log import AccessLogMiddleware
-from herd.api.deps import DriverRegistryLike, PolicyRegistryLike, Services
+from herd.api.deps import Services
 from herd.api.etag import ConditionalGetMiddleware
 from herd.api.head import HeadAsGetMiddleware
 from herd.api.heartbeat import ApiHeartbeat
@@ -57,28 +57,28 @@ from herd.config import Settings
 from herd.store.database import Database
 
 if TYPE_CHECKING:
+    from herd.drivers.registry import DriverRegistry
+    from herd.policies.registry import PolicyRegistry
     from herd.regions import Regions
 
 log = logging.getLogger("herd.api")
 
 
-def _default_drivers(settings: Settings) -> DriverRegistryLike:
+def _default_drivers(settings: Settings) -> DriverRegistry:
     from herd.drivers.nova.cloud import NovaOptions
     from herd.drivers.registry import default_driver_registry
 
-    registry: DriverRegistryLike = default_driver_registry(
+    return default_driver_registry(
         settings.data_dir,
         sim_state_file=settings.sim_state_file(),
         nova=NovaOptions.from_settings(settings),
     )
-    return registry
 
 
-def _default_policies() -> PolicyRegistryLike:
+def _default_policies() -> PolicyRegistry:
     from herd.policies.registry import default_policy_registry
 
-    registry: PolicyRegistryLike = default_policy_registry()
-    return registry
+    return default_policy_registry()
 
 
 def create_app(
@@ -86,8 +86,8 @@ def create_app(
     *,
     database: Database | None = None,
     start_engine: bool | None = None,
-    drivers: DriverRegistryLike | None = None,
-    policies: PolicyRegistryLike | None = None,
+    drivers: DriverRegistry | None = None,
+    policies: PolicyRegistry | None = None,
     clock: Callable[[], float] | None = None,
     regions: Regions | None = None,
     tombstones: bool = True,
@@ -120,10 +120,14 @@ def create_app(
         )
     )
     db.migrate()
+    # Drivers the app builds are the app's to close (their watcher threads stop with it).
+    owned_drivers: DriverRegistry | None = None
+    if drivers is None:
+        drivers = owned_drivers = _default_drivers(settings)
     services = Services(
         settings=settings,
         database=db,
-        drivers=drivers if drivers is not None else _default_drivers(settings),
+        drivers=drivers,
         policies=policies if policies is not None else _default_policies(),
         clock=clock or time.time,
         tombstones=tombstones,
@@ -150,8 +154,8 @@ def create_app(
             engine = EngineService(
                 settings,
                 db,
-                cast(Any, services.drivers),
-                cast(Any, services.policies),
+                services.drivers,
+                services.policies,
                 regions_delete=regions.delete_copies if regions is not None else None,
                 metrics=services.metrics,
             )
@@ -164,6 +168,8 @@ def create_app(
                 services.engine.stop()
                 services.engine = None
             heartbeat.stop()
+            if owned_drivers is not None:
+                owned_drivers.close()
             if owns_regions and regions is not None:
                 regions.close()
             if owns_database:

@@ -6,7 +6,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
@@ -15,33 +15,11 @@ from herd.config import Settings
 from herd.observability.metrics import HerdMetrics
 from herd.store.database import Database
 
-
-class DriverRegistryLike(Protocol):
-    """What the API uses of ``herd.drivers.registry.DriverRegistry``."""
-
-    def full_name(self, profile_type: str, version: Any = None) -> str: ...
-
-    def get(self, profile_type: str, version: Any = None) -> Any: ...
-
-    def validate(self, profile_type: str, version: Any, properties: Any) -> dict[str, Any]: ...
-
-    def validate_for_create(
-        self, profile_type: str, version: Any, properties: Any
-    ) -> dict[str, Any]: ...
-
-    def describe(self, name: str) -> dict[str, Any]: ...
-
-    def types(self) -> list[dict[str, Any]]: ...
-
-
-class PolicyRegistryLike(Protocol):
-    """What the API uses of ``herd.policies.registry.PolicyRegistry``."""
-
-    def create(self, spec: Any) -> tuple[str, Any]: ...
-
-    def resolve_full(self, full_type: str) -> Any: ...
-
-    def types(self) -> list[dict[str, Any]]: ...
+if TYPE_CHECKING:
+    # Imported for the annotations only: the registries load every plugin.
+    from herd.drivers.registry import DriverRegistry
+    from herd.engine.service import EngineService
+    from herd.policies.registry import PolicyRegistry
 
 
 @dataclass
@@ -50,12 +28,13 @@ class Services:
 
     settings: Settings
     database: Database
-    drivers: DriverRegistryLike
-    policies: PolicyRegistryLike
+    drivers: DriverRegistry
+    policies: PolicyRegistry
     clock: Callable[[], float] = time.time
     #: False only in tests that show what tombstones prevent (no setting turns them off)
     tombstones: bool = True
-    engine: Any = None
+    #: the engine running in this process (``run_engine``), else None
+    engine: EngineService | None = None
     #: what receivers' webhook secrets are derived from (api/webhook_key.py)
     webhook_key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     extra: dict[str, Any] = field(default_factory=dict)

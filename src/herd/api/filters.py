@@ -11,7 +11,6 @@ answered an empty list).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from herd.api.pagination import ListParams
 from herd.errors import NotFound
@@ -19,11 +18,14 @@ from herd.store.database import Session
 from herd.store.lookup import Scope, find
 from herd.store.models import ClusterRow, NodeRow
 
-CLUSTERS: tuple[tuple[Any, str], ...] = ((ClusterRow, "cluster"),)
-CLUSTERS_AND_NODES: tuple[tuple[Any, str], ...] = ((ClusterRow, "cluster"), (NodeRow, "node"))
+#: the kinds of row a filter may name, each with its name in Senlin's texts
+Kinds = Sequence[tuple[type[ClusterRow] | type[NodeRow], str]]
+
+CLUSTERS: Kinds = ((ClusterRow, "cluster"),)
+CLUSTERS_AND_NODES: Kinds = ((ClusterRow, "cluster"), (NodeRow, "node"))
 
 
-def _resolve(session: Session, value: str, kinds: Sequence[tuple[Any, str]], scope: Scope) -> str:
+def _resolve(session: Session, value: str, kinds: Kinds, scope: Scope) -> str:
     for model, kind in kinds:
         try:
             return str(find(session, model, value, scope, kind).id)
@@ -36,7 +38,7 @@ def resolve_filters(
     session: Session,
     params: ListParams,
     scope: Scope,
-    filters: dict[str, Sequence[tuple[Any, str]]],
+    filters: dict[str, Kinds],
 ) -> None:
     """Replace each value of the named ``filters`` in ``params`` by the full id it names.
 

@@ -15,11 +15,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
-from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -51,6 +49,7 @@ from herd.drivers.process_spec import (
     signal_name,
     validate_process_properties,
 )
+from herd.drivers.process_start import EXITED, POLL_INTERVAL, PortPicker, await_start
 from herd.drivers.process_watch import ExitWatcher
 from herd.drivers.procfs import (
     all_pids,
@@ -62,10 +61,8 @@ from herd.drivers.procfs import (
 )
 from herd.errors import DriverError, InvalidSpec
 
-_POLL_INTERVAL = 0.05
 _CHECK_TIMEOUT = 2.0
 _KILL_WAIT = 5.0
-_EXITED = "exited"  # sentinel reason, compared by identity
 
 
 class ProcessDriver(ProcessOperationsMixin, Driver):
@@ -93,7 +90,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
         self.owner_marker = f"{owner}@{Path(data_dir).resolve()}"
         self.spawn_grace = spawn_grace
         self._children: dict[int, subprocess.Popen[bytes]] = {}
-        self._recent_ports: deque[int] = deque(maxlen=512)
+        self._ports = PortPicker()
         self._lock = threading.Lock()
         self._watcher = ExitWatcher(self._process_ended)
 
@@ -114,7 +111,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
         is waited for and returned instead of a second one being spawned.
         """
         resumed = self._resume_start(request)
-        return resumed if resumed is not None else self._spawn(request, self._free_port())
+        return resumed if resumed is not None else self._spawn(request, self._ports.pick())
 
     def _resume_start(self, request: NodeRequest) -> CreatedResource | None:
         recorded = recorded_leader(
@@ -124,7 +121,8 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
             return None
         pid, start_time, data = recorded
         props = self.validate_properties(request.properties)
-        if self._await_start(pid, data.get("health_url"), props["start_timeout"]) is None:
+        url = data.get("health_url")
+        if await_start(pid, url, props["start_timeout"], self.spawn_grace) is None:
             return CreatedResource(f"{pid}:{start_time}", data)
         # It never became healthy: stop it and start the node afresh.
         self._stop(request.node_id, pid, start_time, pid, signal.SIGKILL, 0.0)
@@ -140,7 +138,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
         port = ref.data.get("port")
         self.delete(ref)
         if not isinstance(port, int) or isinstance(port, bool) or port <= 0:
-            port = self._free_port()
+            port = self._ports.pick()
         return self._spawn(request, port)
 
     def _spawn(self, request: NodeRequest, port: int) -> CreatedResource:
@@ -195,7 +193,9 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
             "cluster_id": request.cluster_id,
         }
         self._write_state(request.node_id, data)
-        failure = self._await_start(proc.pid, data["health_url"], props["start_timeout"])
+        failure = await_start(
+            proc.pid, data["health_url"], props["start_timeout"], self.spawn_grace
+        )
         if failure is not None:
             # The leader is not reaped yet, so its pid and group id cannot have been reused.
             send_signal(os.killpg, proc.pid, signal.SIGKILL)
@@ -203,43 +203,12 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
             with self._lock:
                 self._children.pop(proc.pid, None)
             self._state_path(request.node_id).unlink(missing_ok=True)
-            if failure is _EXITED:
+            if failure is EXITED:
                 tail = log_tail(log_path)
                 failure = f"process {proc.pid} {describe_exit(code)} right after start"
                 failure += f"; log tail:\n{tail}" if tail else "; the log is empty"
             raise DriverError(failure)
         return CreatedResource(f"{proc.pid}:{data['start_time']}", data)
-
-    def _await_start(self, pid: int, url: str | None, limit: float) -> str | None:
-        """Wait until the process counts as started; the reason when it does not."""
-        deadline = time.monotonic() + (limit if url else self.spawn_grace)
-        reason = "no answer yet"
-        while True:
-            info = read_proc(pid)
-            if info is None or info.zombie:
-                return _EXITED
-            remaining = deadline - time.monotonic()
-            if url is not None:
-                failure = probe_health(url, max(0.1, min(1.0, remaining)))
-                if failure is None:
-                    return None
-                reason = failure
-            if time.monotonic() >= deadline:
-                if url is None:
-                    return None
-                return f"health check {url} did not answer 2xx within {limit:g}s: {reason}"
-            time.sleep(min(_POLL_INTERVAL, max(0.0, remaining)))
-
-    def _free_port(self) -> int:
-        with self._lock:
-            for _ in range(32):
-                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-                    sock.bind(("127.0.0.1", 0))
-                    port = int(sock.getsockname()[1])
-                if port not in self._recent_ports:
-                    break
-            self._recent_ports.append(port)
-            return port
 
     # -- delete -----------------------------------------------------------------------------
 
@@ -271,7 +240,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
             send_signal(os.killpg, pgid, sig)
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline and (leader_alive(pid, start_time) or members()):
-                time.sleep(_POLL_INTERVAL)
+                time.sleep(POLL_INTERVAL)
             if leader_present(pid, start_time):
                 send_signal(os.killpg, pgid, signal.SIGKILL)
         # Members left behind by a leader that is already gone are matched by environment.
@@ -283,7 +252,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
         while leader_alive(pid, start_time) or (strays and members()):
             if time.monotonic() > deadline:
                 raise DriverError(f"process {pid} did not die after SIGKILL", retryable=True)
-            time.sleep(_POLL_INTERVAL)
+            time.sleep(POLL_INTERVAL)
         if leader_present(pid, start_time):
             self._reap(pid)
 

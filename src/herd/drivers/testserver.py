@@ -137,9 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     server = ThreadingHTTPServer((options.host, options.port), handler)
     server.daemon_threads = True
 
+    # shutdown() blocks until serve_forever returns, so it cannot run in the signal
+    # handler (this thread): it runs on its own thread, joined once serving has ended.
+    stopper = threading.Thread(target=server.shutdown, name="testserver-stop", daemon=True)
+
     def stop(signum: int, frame: FrameType | None) -> None:
-        # shutdown() blocks until serve_forever returns, so it cannot run in this thread.
-        threading.Thread(target=server.shutdown, daemon=True).start()
+        if stopper.ident is None:  # a second signal finds the stop under way
+            stopper.start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -148,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         server.serve_forever(poll_interval=0.1)
     finally:
         server.server_close()
+        if stopper.ident is not None:
+            stopper.join()
     print("testserver stopped", flush=True)
     return 0
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from herd.config import Settings
+from herd.engine.background import AbandonableCalls
 from herd.observability.metrics import HerdMetrics
 from herd.store.database import Database
 from herd.store.models import ClusterRow
@@ -30,6 +31,11 @@ class EngineContext:
     regions_delete: Callable[[ClusterRow], str | None] | None = None
     #: where the engine records what it does (the process's Prometheus collectors)
     metrics: HerdMetrics = field(default_factory=HerdMetrics)
+    #: driver calls a recovery stopped waiting for (slow deletions); the engine joins them
+    #: when it stops
+    abandonable: AbandonableCalls = field(
+        default_factory=lambda: AbandonableCalls("herd-recover-delete")
+    )
 
     def now(self) -> float:
         return self.clock()

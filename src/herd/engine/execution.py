@@ -11,6 +11,7 @@ from typing import Any, Protocol, TypeVar, cast
 from herd.engine.context import EngineContext
 from herd.store import actions as action_store
 from herd.store import events
+from herd.store.database import Session
 from herd.store.models import ActionRow, ClusterRow
 from herd.types import ActionCause, ActionName, ActionStatus
 
@@ -127,6 +128,38 @@ class ActionExecution:
         """
         with self.ctx.database.read() as session:
             return action_store.has_children(session, self.id)
+
+    def add_child(
+        self,
+        session: Session,
+        action: ActionName,
+        *,
+        node_id: str,
+        cluster_id: str | None,
+        project: str,
+        inputs: dict[str, Any],
+        now: float,
+    ) -> str:
+        """Store a child of this action on one node, RUNNING on this engine, and its id.
+
+        The child is DERIVED, and depends on this action, so it ends with it.
+        """
+        child = action_store.new_action(
+            action=action,
+            target=node_id,
+            cluster_id=cluster_id,
+            project=project,
+            user=self.user,
+            cause=ActionCause.DERIVED,
+            inputs=inputs,
+            status=ActionStatus.RUNNING,
+            parent_id=self.id,
+            owner=self.ctx.engine_id,
+            now=now,
+        )
+        action_store.add(session, child)
+        action_store.add_dependency(session, child.id, self.id)
+        return child.id
 
     def check_cancel(self) -> None:
         """Stop the handler if a cancel was requested or the action timed out."""

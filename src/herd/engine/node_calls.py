@@ -212,7 +212,11 @@ def _recover_one(
     profile_type, properties = target.profile
     ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
     outcome = recover_resource(
-        ctx.drivers.get(profile_type), ref, node_request(node, properties), options
+        ctx.drivers.get(profile_type),
+        ref,
+        node_request(node, properties),
+        options,
+        ctx.abandonable,
     )
     return FinishedCall(
         child_id,

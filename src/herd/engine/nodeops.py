@@ -199,24 +199,18 @@ class NodeOperations:
         child_ids: list[str] = []
         with self.ctx.database.write() as session:
             for node in node_store.get_many(session, inputs_by_node):
-                child = action_store.new_action(
-                    action=ActionName.NODE_RECOVER,
-                    target=node.id,
+                child_id = ex.add_child(
+                    session,
+                    ActionName.NODE_RECOVER,
+                    node_id=node.id,
                     cluster_id=node.cluster_id,
                     project=node.project,
-                    user=ex.user,
-                    cause=ActionCause.DERIVED,
                     inputs=dict(inputs_by_node[node.id]),
-                    status=ActionStatus.RUNNING,
-                    parent_id=ex.id,
-                    owner=self.ctx.engine_id,
                     now=now,
                 )
-                action_store.add(session, child)
-                action_store.add_dependency(session, child.id, ex.id)
                 mark_recovering(session, node, now)
-                locks.hand_nodes_to(session, [(node.id, child.id)], now)
-                child_ids.append(child.id)
+                locks.hand_nodes_to(session, [(node.id, child_id)], now)
+                child_ids.append(child_id)
         return child_ids
 
     # -- running -----------------------------------------------------------------------

@@ -124,6 +124,7 @@ class EngineService:
             thread.join(timeout)
         self.workers.shutdown(wait=True, cancel_futures=True)
         self.child_pool.shutdown(wait=False, cancel_futures=True)
+        self.ctx.abandonable.close(timeout)
         self.ctx.metrics.engine_running.set(0)
         with self.ctx.database.write() as session:
             engines.remove(session, self.engine_id)
@@ -231,10 +232,13 @@ def run_forever(
     )
     database.migrate()
     metrics = HerdMetrics()
+    metrics_server = None
     if settings.engine_metrics_port is not None:
         from prometheus_client import start_http_server
 
-        start_http_server(settings.engine_metrics_port, "127.0.0.1", registry=metrics.registry)
+        metrics_server = start_http_server(
+            settings.engine_metrics_port, "127.0.0.1", registry=metrics.registry
+        )
     engine = build_engine(settings, database, regions_delete=regions_delete, metrics=metrics)
     stopped = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -243,3 +247,8 @@ def run_forever(
     log.info("herd engine %s running on %s", engine.engine_id, settings.database_url())
     stopped.wait()
     engine.stop()
+    engine.ctx.drivers.close()
+    if metrics_server is not None:
+        httpd, thread = metrics_server
+        httpd.shutdown()
+        thread.join(10)

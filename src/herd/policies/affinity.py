@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from herd.domain.sizing import parse_resize
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
-from herd.policies.spec import Boolean, Field, Map, String, validate_properties
+from herd.policies.spec import Boolean, Field, Map, String
 from herd.types import ActionName, Phase
 
 GROUP_POLICIES = ("affinity", "soft-affinity", "anti-affinity", "soft-anti-affinity")
@@ -84,9 +84,10 @@ class AffinityPolicy(Policy):
     )
 
     @classmethod
-    def validate_properties(cls, properties: Any) -> dict[str, Any]:
-        result = validate_properties(PROPERTIES_SCHEMA, properties)
-        if result["enable_drs_extension"]:
+    def check_properties(
+        cls, validated: dict[str, Any], properties: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        if validated["enable_drs_extension"]:
             # Senlin's DRS mode looked for a vSphere hypervisor named like "*drs*" and put
             # its host in the zone: a VMware-only trick herd has no cloud to test on.
             raise InvalidSpec(
@@ -94,7 +95,7 @@ class AffinityPolicy(Policy):
                 "driver); leave enable_drs_extension false",
                 field="properties.enable_drs_extension",
             )
-        return result
+        return validated
 
     # -- attach (the engine does the I/O) --------------------------------------------------
 

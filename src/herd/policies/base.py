@@ -9,12 +9,13 @@ engine passes ``now`` and ``seed`` in, so every decision can be replayed.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from herd.domain.snapshots import ClusterSnapshot
+from herd.policies.spec import Field, validate_properties
 from herd.types import ActionCause, ActionName, CheckStatus, Phase
 
 
@@ -70,9 +71,10 @@ class Decision:
 class Policy(ABC):
     """Base class of policy plugins.
 
-    Subclasses set the class attributes and implement ``validate_properties``
-    (called by ``__init__``; raises :class:`herd.errors.InvalidSpec` naming the
-    key and the reason) and ``before``/``after``.
+    Subclasses set the class attributes (``schema`` among them), add the checks
+    the schema cannot express in ``check_properties`` (raising
+    :class:`herd.errors.InvalidSpec` naming the key and the reason), and
+    implement ``before``/``after``.
     """
 
     #: family name without version, e.g. ``senlin.policy.deletion``
@@ -86,14 +88,23 @@ class Policy(ABC):
     profile_types: ClassVar[tuple[str, ...]] = ("ANY",)
     #: why other profile types are refused, appended to Senlin's attach error
     profile_type_reason: ClassVar[str] = ""
+    #: the spec's ``properties``, as Senlin's schema (also what ``policy-type show`` describes)
+    schema: ClassVar[dict[str, Field]]
 
     def __init__(self, properties: Mapping[str, Any]) -> None:
         self.properties: dict[str, Any] = self.validate_properties(properties)
 
     @classmethod
-    @abstractmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
         """Return the properties with defaults filled in, or raise InvalidSpec."""
+        return cls.check_properties(validate_properties(cls.schema, properties), properties)
+
+    @classmethod
+    def check_properties(
+        cls, validated: dict[str, Any], properties: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """What the schema cannot say: raise InvalidSpec, or return ``validated`` (completed)."""
+        return validated
 
     def outbound_urls(self) -> list[tuple[str, str]]:
         """The URLs herd will call for the tenant, as ``(spec field, url)`` pairs.

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 from herd.domain.snapshots import NodeSnapshot
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
-from herd.policies.spec import Field, Integer, validate_properties
+from herd.policies.spec import Field, Integer
 from herd.types import ActionName, HealthStatus, NodeStatus, Phase
 
 PROPERTIES_SCHEMA: dict[str, Field] = {
@@ -117,8 +117,9 @@ class BatchPolicy(Policy):
     )
 
     @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
-        validated = validate_properties(PROPERTIES_SCHEMA, properties)
+    def check_properties(
+        cls, validated: dict[str, Any], properties: Mapping[str, Any]
+    ) -> dict[str, Any]:
         size = validated["max_batch_size"]
         if size != -1 and size < 1:
             # Senlin accepted 0 and then failed every update (a range with step 0).

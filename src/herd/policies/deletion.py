@@ -28,7 +28,7 @@ from herd.domain.values import MAX_DURATION
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.ranking import rank_victims, rank_victims_by_group
-from herd.policies.spec import Boolean, Field, Integer, Map, String, validate_properties
+from herd.policies.spec import Boolean, Field, Integer, Map, String
 from herd.policies.victims import RankResult, Victims
 from herd.types import ActionName, Criteria, Phase
 
@@ -98,8 +98,9 @@ class DeletionPolicy(Policy):
     )
 
     @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
-        result = validate_properties(PROPERTIES_SCHEMA, properties)
+    def check_properties(
+        cls, result: dict[str, Any], properties: Mapping[str, Any]
+    ) -> dict[str, Any]:
         # A spec without hooks (or with an empty map) configures none.
         if properties.get("hooks"):
             _check_hooks(result["hooks"])

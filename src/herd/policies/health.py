@@ -18,7 +18,7 @@ from herd.domain.sizing import parse_resize
 from herd.domain.values import MAX_DURATION
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.health_settings import HealthSettings, read_health_settings
-from herd.policies.spec import Boolean, Field, Integer, List, Map, String, validate_properties
+from herd.policies.spec import Boolean, Field, Integer, List, Map, String
 from herd.types import ActionName, CheckStatus, Phase
 
 DETECTION_TYPES = (
@@ -126,8 +126,9 @@ class HealthPolicy(Policy):
         ]
 
     @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
-        validated = validate_properties(PROPERTIES_SCHEMA, properties)
+    def check_properties(
+        cls, validated: dict[str, Any], properties: Mapping[str, Any]
+    ) -> dict[str, Any]:
         read_health_settings(validated, properties)  # raises InvalidSpec naming the key
         return validated
 

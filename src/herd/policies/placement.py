@@ -22,7 +22,7 @@ from herd.domain.sizing import parse_resize
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.members import member_labels
-from herd.policies.spec import Field, Integer, List, Map, String, validate_properties
+from herd.policies.spec import Field, Integer, List, Map, String
 from herd.types import ActionName, Phase
 
 NO_FEASIBLE_PLAN = "There is no feasible plan to handle all nodes."
@@ -93,6 +93,13 @@ class _PlacementPolicy(Policy):
     unusable: ClassVar[str]
     targets = _TARGETS
     singleton = True
+
+    @classmethod
+    def check_properties(
+        cls, validated: dict[str, Any], properties: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        _check_unique(validated[cls.key], cls.key)
+        return validated
 
     def groups(self) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self.properties[self.key]
@@ -181,12 +188,6 @@ class ZonePlacementPolicy(_PlacementPolicy):
         ),
     }
 
-    @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
-        result = validate_properties(cls.schema, properties)
-        _check_unique(result["zones"], "zones")
-        return result
-
 
 class RegionPlacementPolicy(_PlacementPolicy):
     """Spreads members across regions (``NodeSnapshot.region``), with per-region caps."""
@@ -214,9 +215,3 @@ class RegionPlacementPolicy(_PlacementPolicy):
             )
         ),
     }
-
-    @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
-        result = validate_properties(cls.schema, properties)
-        _check_unique(result["regions"], "regions")
-        return result

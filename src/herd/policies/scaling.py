@@ -14,7 +14,7 @@ from herd.domain.sizing import check_size_params
 from herd.domain.values import MAX_DURATION
 from herd.errors import InvalidSpec
 from herd.policies.base import Decision, Policy, PolicyContext
-from herd.policies.spec import Boolean, Field, Integer, Map, Number, String, validate_properties
+from herd.policies.spec import Boolean, Field, Integer, Map, Number, String
 from herd.types import ActionName, AdjustmentType, CheckStatus, Phase
 
 SCALE_EVENTS = (ActionName.CLUSTER_SCALE_IN, ActionName.CLUSTER_SCALE_OUT)
@@ -66,8 +66,9 @@ class ScalingPolicy(Policy):
         self.policy_id = policy_id
 
     @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
-        result = validate_properties(PROPERTIES_SCHEMA, properties)
+    def check_properties(
+        cls, result: dict[str, Any], properties: Mapping[str, Any]
+    ) -> dict[str, Any]:
         adjustment = result["adjustment"]
         if adjustment["number"] <= 0:
             raise InvalidSpec(

@@ -3,7 +3,7 @@
 A tombstone is inserted with a plain INSERT guarded by the ``uq_deleting``
 unique constraint (never check-then-insert), inside a savepoint so that losing
 the race does not spoil the caller's transaction. It is removed in the same
-transaction as its resource row (see the mapper hook in ``models.py``). A
+transaction as its resource row (see the mapper hook in ``models/tombstones.py``). A
 failed deletion keeps it with status ERROR, so the resource stays invisible to
 regional agents until a retry or an administrator's purge.
 """

@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from httpx import Response
 
 from herd.api.deps import Services
+from herd.store import tokens
 
 SIM_SPEC = {"type": "herd.sim", "version": "1.0", "properties": {}}
 DELETION_SPEC = {
@@ -39,6 +40,14 @@ def services(client: TestClient) -> Services:
     app: Any = client.app
     result: Services = app.state.herd
     return result
+
+
+def issue_token(client: TestClient, project: str, role: str) -> dict[str, str]:
+    """The headers of a new token of ``role`` in ``project`` (for ``auth: token`` clients)."""
+    svc = services(client)
+    with svc.database.write() as session:
+        _row, secret = tokens.create_token(session, project, role, f"{project}-{role}", svc.now())
+    return {"X-Auth-Token": secret}
 
 
 def make_profile(client: TestClient, name: str = "prof", spec: dict[str, Any] | None = None) -> str:

@@ -27,14 +27,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
-from tests.functional.api.helpers import DELETION_SPEC, SIM_SPEC, services
+from tests.functional.api.helpers import DELETION_SPEC, SIM_SPEC, issue_token
 from tests.functional.api.routes import RouteInfo, app_routes
 from tests.functional.api.samples import sample_bodies
 from tests.waiting import wait_for_action
 
 from herd.api.auth import AGENT_REFUSED
 from herd.config import Settings
-from herd.store import tokens
 
 MV = {"OpenStack-API-Version": "clustering 1.14"}
 DOCS = "describes the API and holds no data"
@@ -129,10 +128,7 @@ def first_bodies(ids: dict[str, str]) -> dict[tuple[str, str], Any]:
 
 
 def _issue(client: TestClient, project: str, role: str) -> dict[str, str]:
-    svc = services(client)
-    with svc.database.write() as session:
-        _row, secret = tokens.create_token(session, project, role, f"{project}-{role}", svc.now())
-    return {"X-Auth-Token": secret, **MV}
+    return {**issue_token(client, project, role), **MV}
 
 
 @dataclass

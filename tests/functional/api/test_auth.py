@@ -6,28 +6,15 @@ import hashlib
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import ApiClientFactory
-from tests.functional.api.helpers import SIM_SPEC, assert_error, services
+from tests.functional.api.helpers import SIM_SPEC, assert_error, issue_token, services
 
 from herd.config import Settings
 from herd.store import tokens
 from herd.store.models import TokenRow
 
 
-@pytest.fixture
-def token_client(api_client: ApiClientFactory, settings: Settings) -> TestClient:
-    return api_client(settings.model_copy(update={"auth": "token"}))
-
-
-def issue(client: TestClient, project: str, role: str) -> dict[str, str]:
-    svc = services(client)
-    with svc.database.write() as session:
-        _row, secret = tokens.create_token(session, project, role, f"{project}-{role}", svc.now())
-    return {"X-Auth-Token": secret}
-
-
 def test_tokens_are_stored_hashed(token_client: TestClient) -> None:
-    headers = issue(token_client, "p1", "member")
+    headers = issue_token(token_client, "p1", "member")
     secret = headers["X-Auth-Token"]
     with services(token_client).database.read() as session:
         (row,) = tokens.list_tokens(session)
@@ -59,8 +46,9 @@ def test_missing_or_bad_token_is_401(token_client: TestClient) -> None:
 
 
 def test_members_see_only_their_project(token_client: TestClient) -> None:
-    alice, bob = issue(token_client, "pa", "member"), issue(token_client, "pb", "member")
-    admin = issue(token_client, "ops", "admin")
+    alice = issue_token(token_client, "pa", "member")
+    bob = issue_token(token_client, "pb", "member")
+    admin = issue_token(token_client, "ops", "admin")
     r = token_client.post(
         "/v1/profiles", json={"profile": {"name": "pa-prof", "spec": SIM_SPEC}}, headers=alice
     )
@@ -102,7 +90,7 @@ def test_members_see_only_their_project(token_client: TestClient) -> None:
 
 
 def test_agent_may_list_globally(token_client: TestClient) -> None:
-    agent = issue(token_client, "regions", "agent")
+    agent = issue_token(token_client, "regions", "agent")
     assert token_client.get("/v1/clusters?global_project=true", headers=agent).status_code == 200
 
 

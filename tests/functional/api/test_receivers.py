@@ -13,6 +13,7 @@ from tests.functional.api.helpers import (
     SIM_SPEC,
     assert_error,
     finish_actions,
+    issue_token,
     make_cluster,
     make_profile,
     mv,
@@ -20,7 +21,6 @@ from tests.functional.api.helpers import (
 )
 
 from herd.config import Settings
-from herd.store import tokens
 from herd.store.models import EventRow, ReceiverRow
 
 NOT_FOR_RECEIVERS = (
@@ -365,21 +365,10 @@ def test_delete(client: TestClient, cluster: str) -> None:
 # -- projects --------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def token_client(api_client: ApiClientFactory, settings: Settings) -> TestClient:
-    return api_client(settings.model_copy(update={"auth": "token"}))
-
-
-def issue(client: TestClient, project: str, role: str) -> dict[str, str]:
-    svc = services(client)
-    with svc.database.write() as session:
-        _row, secret = tokens.create_token(session, project, role, f"{project}-{role}", svc.now())
-    return {"X-Auth-Token": secret}
-
-
 def test_projects(token_client: TestClient) -> None:
-    alice, bob = issue(token_client, "pa", "member"), issue(token_client, "pb", "member")
-    admin = issue(token_client, "ops", "admin")
+    alice = issue_token(token_client, "pa", "member")
+    bob = issue_token(token_client, "pb", "member")
+    admin = issue_token(token_client, "ops", "admin")
     profile = {"name": "p", "spec": SIM_SPEC}
     r = token_client.post("/v1/profiles", json={"profile": profile}, headers=alice)
     cid = make_cluster_as(token_client, alice, r.json()["profile"]["id"])

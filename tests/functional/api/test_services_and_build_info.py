@@ -10,8 +10,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
-from tests.functional.api.helpers import assert_error, mv, services
-from tests.functional.api.test_auth import issue
+from tests.functional.api.helpers import assert_error, issue_token, mv, services
 
 import herd
 from herd.api.app import create_app
@@ -63,12 +62,12 @@ def test_services_lists_engines_and_this_api_process(client: TestClient) -> None
 def test_services_is_admin_only(api_client: ApiClientFactory, settings: Settings) -> None:
     client = api_client(settings.model_copy(update={"auth": "token"}))
     assert_error(
-        client.get("/v1/services", headers=issue(client, "p1", "member")),
+        client.get("/v1/services", headers=issue_token(client, "p1", "member")),
         403,
         "You are not authorized to complete this operation.",
         "Forbidden",
     )
-    assert client.get("/v1/services", headers=issue(client, "p1", "admin")).status_code == 200
+    assert client.get("/v1/services", headers=issue_token(client, "p1", "admin")).status_code == 200
 
 
 def test_api_row_is_refreshed_and_removed_at_stop(settings: Settings) -> None:

@@ -7,7 +7,6 @@ from urllib.parse import urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import (
     assert_error,
     finish_actions,
@@ -16,7 +15,6 @@ from tests.functional.api.helpers import (
     services,
 )
 
-from herd.config import Settings
 from herd.store import tokens
 from herd.store.models import ClusterRow, EventRow, ReceiverAlertRow
 
@@ -202,11 +200,6 @@ def test_conflicts_and_a_gone_cluster(client: TestClient, cluster: str) -> None:
 
 
 # -- auth: token -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def token_client(api_client: ApiClientFactory, settings: Settings) -> TestClient:
-    return api_client(settings.model_copy(update={"auth": "token"}))
 
 
 def test_no_token_needed_and_the_action_runs_as_the_owner(token_client: TestClient) -> None:

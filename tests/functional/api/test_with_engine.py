@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from tests.clusters import create_cluster
 from tests.conftest import ApiClientFactory
-from tests.functional.api.helpers import SIM_SPEC, mv
+from tests.functional.api.helpers import mv
 from tests.waiting import wait_for_action
 
 from herd.config import Settings
@@ -21,20 +22,7 @@ def test_create_scale_and_delete_with_engine(
     api_client: ApiClientFactory, settings: Settings
 ) -> None:
     client = api_client(settings, start_engine=True)
-    profile = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": SIM_SPEC}})
-    r = client.post(
-        "/v1/clusters",
-        json={
-            "cluster": {
-                "name": "c",
-                "profile_id": profile.json()["profile"]["id"],
-                "desired_capacity": 2,
-            }
-        },
-    )
-    cid = r.json()["cluster"]["id"]
-    action = wait_for_action(client, r.headers["Location"].rsplit("/", 1)[1])
-    assert action["status"] == "SUCCEEDED", action
+    cid = create_cluster(client, 2)
     cluster = client.get(f"/v1/clusters/{cid}").json()["cluster"]
     assert cluster["status"] == "ACTIVE" and len(cluster["nodes"]) == 2
     r = client.post(f"/v1/clusters/{cid}/actions", json={"scale_out": {"count": 1}})

@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 
 import httpx
+from tests.clusters import create_cluster
 from tests.functional.deletion.support import SIM_SPEC, LiveServer, wait_for
 
 CALLERS = 12
@@ -15,19 +16,8 @@ def test_concurrent_deletes(db_url: str, tmp_path: Path) -> None:
     live = LiveServer(tmp_path, None if db_url.startswith("sqlite") else db_url, [])
     with live, httpx.Client(base_url=live.url, headers=live.headers["member"]) as client:
         slow = {**SIM_SPEC, "properties": {"delete_latency": 1.0}}
-        profile = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": slow}})
-        r = client.post(
-            "/v1/clusters",
-            json={
-                "cluster": {
-                    "name": "c",
-                    "profile_id": profile.json()["profile"]["id"],
-                    "desired_capacity": 1,
-                }
-            },
-        )
-        cid = r.json()["cluster"]["id"]
-        wait_for(lambda: client.get(f"/v1/clusters/{cid}").json()["cluster"]["status"] == "ACTIVE")
+        cid = create_cluster(client, 1, spec=slow)
+        assert client.get(f"/v1/clusters/{cid}").json()["cluster"]["status"] == "ACTIVE"
         barrier = threading.Barrier(CALLERS)
         statuses: list[int] = []
 

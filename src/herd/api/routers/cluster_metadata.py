@@ -8,13 +8,14 @@ only, no driver is involved, so no action is needed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Response
+from fastapi import APIRouter, Response
 
 from herd.api.auth import Context, RequestContext
+from herd.api.bodies import json_body
 from herd.api.deps import ServicesDep
-from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.schemas.base import openapi_body
 from herd.api.schemas.clusters import ClusterMetadata, ClusterMetadataItem
 from herd.api.services.cluster_metadata import metadata_owner as _cluster
 from herd.errors import InvalidRequest, NotFound
@@ -22,10 +23,16 @@ from herd.errors import InvalidRequest, NotFound
 router = APIRouter(prefix="/v1/clusters/{cluster_id}/metadata", tags=["clusters"])
 
 
+MetadataBody = Annotated[ClusterMetadata, json_body(ClusterMetadata)]
+
+
 def _write(
-    services: ServicesDep, ctx: RequestContext, identity: str, body: Any, replace: bool
+    services: ServicesDep,
+    ctx: RequestContext,
+    identity: str,
+    request: ClusterMetadata,
+    replace: bool,
 ) -> dict[str, Any]:
-    request = parse_body(ClusterMetadata, body)
     with services.database.write() as session:
         cluster = _cluster(session, ctx, identity, change=True)
         given = request.metadata or {}
@@ -42,18 +49,18 @@ def get_metadata(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[s
 
 @router.post("", openapi_extra=openapi_body(ClusterMetadata))
 def merge_metadata(
-    cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    cluster_id: str, services: ServicesDep, ctx: Context, request: MetadataBody
 ) -> dict[str, Any]:
     """Add or change the given keys; other keys stay."""
-    return _write(services, ctx, cluster_id, body, replace=False)
+    return _write(services, ctx, cluster_id, request, replace=False)
 
 
 @router.put("", openapi_extra=openapi_body(ClusterMetadata))
 def replace_metadata(
-    cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    cluster_id: str, services: ServicesDep, ctx: Context, request: MetadataBody
 ) -> dict[str, Any]:
     """Replace the whole metadata map (``{}`` clears it)."""
-    return _write(services, ctx, cluster_id, body, replace=True)
+    return _write(services, ctx, cluster_id, request, replace=True)
 
 
 @router.get("/{key}")
@@ -67,9 +74,12 @@ def get_item(cluster_id: str, key: str, services: ServicesDep, ctx: Context) -> 
 
 @router.put("/{key}", openapi_extra=openapi_body(ClusterMetadataItem))
 def set_item(
-    cluster_id: str, key: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    cluster_id: str,
+    key: str,
+    services: ServicesDep,
+    ctx: Context,
+    request: Annotated[ClusterMetadataItem, json_body(ClusterMetadataItem)],
 ) -> dict[str, Any]:
-    request = parse_body(ClusterMetadataItem, body)
     meta = request.meta or {}
     if set(meta) != {key}:
         raise InvalidRequest(f'The body must be {{"meta": {{"{key}": <value>}}}}.', field="meta")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Request, Response
 
 from herd.api import pagination
 from herd.api.auth import Context
+from herd.api.bodies import json_body
 from herd.api.deps import Services, ServicesDep
 from herd.api.filters import CLUSTERS, resolve_filters
 from herd.api.microversion import require
@@ -62,9 +63,11 @@ def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dic
 
 @router.post("", status_code=201, openapi_extra=openapi_body(ReceiverCreate, envelope="receiver"))
 def create_receiver(
-    request: Request, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    request: Request,
+    services: ServicesDep,
+    ctx: Context,
+    parsed: Annotated[ReceiverCreate, json_body(ReceiverCreate, envelope="receiver")],
 ) -> dict[str, Any]:
-    parsed = parse_body(ReceiverCreate, body, envelope="receiver")
     with services.database.write() as session:
         row = service.create_receiver(session, services, ctx, parsed, base_url(request, services))
         session.flush()

@@ -15,7 +15,7 @@ from typing import Any
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import APIVersion, require
-from herd.api.schemas.base import parse_body
+from herd.api.schemas.base import RequestModel, parse_body
 from herd.api.schemas.cluster_actions import (
     CheckParams,
     DelNodesParams,
@@ -31,7 +31,7 @@ from herd.api.schemas.cluster_actions import (
     ScaleInParams,
     ScaleOutParams,
 )
-from herd.api.services.common import find_referenced
+from herd.api.services.cluster_policy_actions import policy_attach, policy_detach, policy_update
 from herd.api.services.quotas import check_node_quota
 from herd.domain.sizing import (
     ResizeRequest,
@@ -41,11 +41,11 @@ from herd.domain.sizing import (
     validate_resize_request,
 )
 from herd.errors import InvalidRequest, NotFound, ResourceInUse
-from herd.store import bindings, clusters, profiles
+from herd.store import clusters, profiles
 from herd.store.database import Session
 from herd.store.lookup import Scope, find
-from herd.store.models import BindingRow, ClusterRow, NodeRow, PolicyRow
-from herd.types import ActionName, AdjustmentType, NodeStatus, ResourceType
+from herd.store.models import ClusterRow, NodeRow
+from herd.types import ActionName, AdjustmentType, NodeStatus
 
 V1_4 = APIVersion(1, 4)
 V1_6 = APIVersion(1, 6)
@@ -280,61 +280,6 @@ def _recover(
     return ActionName.CLUSTER_RECOVER, recover_inputs(params)
 
 
-def _policy(session: Session, cluster: ClusterRow, identity: str) -> PolicyRow:
-    """The policy a body names, in the cluster's own project (an admin acting on another
-    project's cluster cannot bind a third project's policy, which its owner could then
-    not delete)."""
-    policy: PolicyRow = find_referenced(
-        session, PolicyRow, identity, Scope(cluster.project), ResourceType.POLICY
-    )
-    return policy
-
-
-def _binding(session: Session, cluster: ClusterRow, policy: PolicyRow) -> BindingRow | None:
-    return bindings.get_binding(session, cluster.id, policy.id)
-
-
-def _policy_attach(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
-) -> tuple[ActionName, Inputs]:
-    params = parse_body(PolicyAttachParams, raw, label="policy_attach")
-    policy = _policy(session, cluster, params.policy_id)
-    enabled = True if params.enabled is None else params.enabled
-    inputs = {"policy_id": policy.id, "enabled": enabled}
-    return ActionName.CLUSTER_ATTACH_POLICY, inputs
-
-
-def _require_binding(
-    session: Session, cluster: ClusterRow, policy: PolicyRow, identity: str
-) -> None:
-    if _binding(session, cluster, policy) is None:
-        raise InvalidRequest(
-            f"The policy '{identity}' is not attached to the specified cluster '{cluster.id}'.",
-            field="policy_id",
-        )
-
-
-def _policy_detach(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
-) -> tuple[ActionName, Inputs]:
-    params = parse_body(PolicyDetachParams, raw, label="policy_detach")
-    policy = _policy(session, cluster, params.policy_id)
-    _require_binding(session, cluster, policy, params.policy_id)
-    return ActionName.CLUSTER_DETACH_POLICY, {"policy_id": policy.id}
-
-
-def _policy_update(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
-) -> tuple[ActionName, Inputs]:
-    params = parse_body(PolicyUpdateParams, raw, label="policy_update")
-    policy = _policy(session, cluster, params.policy_id)
-    _require_binding(session, cluster, policy, params.policy_id)
-    inputs: Inputs = {"policy_id": policy.id}
-    if params.enabled is not None:
-        inputs["enabled"] = params.enabled
-    return ActionName.CLUSTER_UPDATE_POLICY, inputs
-
-
 def replace_unhealthy(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
 ) -> tuple[ActionName, dict[str, Any]]:
@@ -351,9 +296,9 @@ HANDLERS: dict[str, Handler] = {
     "replace_nodes": _replace_nodes,
     "check": _check,
     "recover": _recover,
-    "policy_attach": _policy_attach,
-    "policy_detach": _policy_detach,
-    "policy_update": _policy_update,
+    "policy_attach": policy_attach,
+    "policy_detach": policy_detach,
+    "policy_update": policy_update,
     "replace_unhealthy": replace_unhealthy,
 }
 
@@ -361,7 +306,7 @@ HANDLERS: dict[str, Handler] = {
 BodyCheck = Callable[[Services, RequestContext, Any], object]
 
 
-def _body(model: type[Any], label: str) -> BodyCheck:
+def _body(model: type[RequestModel], label: str) -> BodyCheck:
     return lambda _services, _ctx, raw: parse_body(model, raw, label=label)
 
 

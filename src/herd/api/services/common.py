@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -14,7 +14,7 @@ from herd.store.actions import active_actions_on, new_action
 from herd.store.database import Session
 from herd.store.locks import cluster_lock_holders, node_lock_holder
 from herd.store.lookup import Scope, find
-from herd.store.models import ActionRow, ProfileRow
+from herd.store.models import ActionRow, ClusterRow, NodeRow, PolicyRow, ProfileRow
 from herd.types import ActionName, ActionStatus, ResourceType
 
 #: actions stored whatever locks and tombstones say (a delete, or a purge of a stuck one)
@@ -33,9 +33,13 @@ def reject_unknown(data: Mapping[str, Any], allowed: Iterable[str]) -> None:
         )
 
 
+#: the rows a request body may name
+Referenced = TypeVar("Referenced", ClusterRow, NodeRow, ProfileRow, PolicyRow)
+
+
 def find_referenced(
-    session: Session, model: type[Any], identity: Any, scope: Scope, kind: ResourceType
-) -> Any:
+    session: Session, model: type[Referenced], identity: object, scope: Scope, kind: ResourceType
+) -> Referenced:
     """Find a resource named inside a request body: unknown ones are 400, as Senlin."""
     if not isinstance(identity, str) or not identity:
         raise InvalidRequest(f"The specified {kind} '{identity}' could not be found.", field=kind)

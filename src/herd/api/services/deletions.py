@@ -22,9 +22,19 @@ from herd.store import actions as action_store
 from herd.store import tombstones
 from herd.store.database import Session
 from herd.store.listing import Clause
-from herd.store.models import ActionRow, TombstoneRow
+from herd.store.models import ActionRow, ClusterRow, NodeRow, PolicyRow, ProfileRow, TombstoneRow
 from herd.store.resources import ROW_TYPES
-from herd.types import ActionName, ActionStatus, ResourceType, TombstoneStatus
+from herd.types import (
+    ActionName,
+    ActionStatus,
+    ClusterStatus,
+    NodeStatus,
+    ResourceType,
+    TombstoneStatus,
+)
+
+#: a row a deletion may hide or start on
+ResourceRow = ClusterRow | NodeRow | ProfileRow | PolicyRow
 
 
 def enabled(services: Services) -> bool:
@@ -34,7 +44,9 @@ def enabled(services: Services) -> bool:
 # -- what callers see ----------------------------------------------------------------------
 
 
-def hide_from_agent(session: Session, ctx: RequestContext, kind: ResourceType, row: Any) -> None:
+def hide_from_agent(
+    session: Session, ctx: RequestContext, kind: ResourceType, row: ResourceRow
+) -> None:
     """Agents get 404 for a resource being deleted (or a node of a cluster being deleted)."""
     if not ctx.is_agent:
         return
@@ -60,12 +72,16 @@ def _in_progress(session: Session, tombstone: TombstoneRow) -> bool:
     return action is not None and not ActionStatus(action.status).is_final
 
 
+def _deleting(row: ClusterRow | NodeRow) -> ClusterStatus | NodeStatus:
+    return ClusterStatus.DELETING if isinstance(row, ClusterRow) else NodeStatus.DELETING
+
+
 def start_delete(
     session: Session,
     services: Services,
     ctx: RequestContext,
     kind: ResourceType,
-    row: Any,
+    row: ClusterRow | NodeRow,
     *,
     validate: Callable[[bool], None],
     submit_action: Callable[[], ActionRow],
@@ -95,7 +111,8 @@ def start_delete(
         if inserted:
             action = submit_action()
             tombstones.set_action(session, kind, row.id, action.id)
-            row.status, row.status_reason, row.deleted_at = "DELETING", "Deletion requested.", now
+            row.status, row.status_reason = _deleting(row), "Deletion requested."
+            row.deleted_at = now
             row.updated_at = now
             return action
         # Lost the race: the winner's tombstone is committed and visible now.
@@ -109,7 +126,7 @@ def start_delete(
     if not tombstones.restart(session, kind, row.id, action.id):
         session.expunge(action)  # another request retried it first
         return None
-    row.status, row.status_reason = "DELETING", "Deletion retried."
+    row.status, row.status_reason = _deleting(row), "Deletion retried."
     row.updated_at = services.now()
     return action
 
@@ -119,7 +136,7 @@ def delete_now(
     services: Services,
     ctx: RequestContext,
     kind: ResourceType,
-    row: Any,
+    row: ResourceRow,
     in_use: str,
 ) -> None:
     """Synchronous delete (profiles, policies): tombstone, row and tombstone in one

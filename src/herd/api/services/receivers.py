@@ -37,7 +37,7 @@ from herd.api.services.spec_resources import sync_event
 from herd.errors import InvalidRequest, NotFound
 from herd.store import receivers as store
 from herd.store.database import Session
-from herd.store.lookup import find
+from herd.store.lookup import Scope, find
 from herd.store.models import ClusterRow, ReceiverRow
 from herd.types import ActionName, ResourceType
 
@@ -93,7 +93,7 @@ def check_params(
     return dict(params or {})
 
 
-def target_cluster(session: Session, scope: Any, identity: str) -> ClusterRow:
+def target_cluster(session: Session, scope: Scope, identity: str) -> ClusterRow:
     """The cluster a receiver names: unknown is 400 with Senlin's "referenced" text."""
     try:
         cluster = find(session, ClusterRow, identity, scope, "cluster")

@@ -24,6 +24,7 @@ from herd.store.database import Session
 from herd.store.events import record
 from herd.store.listing import Query, select_rows
 from herd.store.lookup import find
+from herd.store.models import PolicyRow, ProfileRow, ReceiverRow
 from herd.store.spec_rows import SpecRow, new_spec_row
 from herd.types import ResourceType
 
@@ -53,7 +54,7 @@ def sync_event(
     services: Services,
     ctx: RequestContext,
     kind: str,
-    row: Any,
+    row: ProfileRow | PolicyRow | ReceiverRow,
     what: str,
 ) -> None:
     """The event of a change made in the request itself (no action): e.g. PROFILE_CREATE."""

@@ -109,6 +109,31 @@ def trigger(
     stored.data = {WAIT_FOR_LOCK: True}  # the engine waits for the lock instead of failing
     verb = "queued" if busy else "started"
     behind = " behind the action(s) holding it" if busy else ""
+    _receiver_event(
+        session,
+        services,
+        row,
+        action="RECEIVER_TRIGGER",
+        status="QUEUED" if busy else "SUCCEEDED",
+        reason=(
+            f"{origin} {verb} {action.value} on cluster {cluster.name}{behind}: action {stored.id}."
+        ),
+        meta={"action_id": stored.id, "params": params, **({"busy": busy} if busy else {})},
+    )
+    return stored
+
+
+def _receiver_event(
+    session: Session,
+    services: Services,
+    row: ReceiverRow,
+    *,
+    action: str,
+    status: str,
+    reason: str,
+    meta: dict[str, Any],
+) -> None:
+    """Record an event about the receiver ``row`` (on its cluster, as its owner)."""
     events.record(
         session,
         otype="RECEIVER",
@@ -116,16 +141,13 @@ def trigger(
         oname=row.name,
         project=row.project,
         user=row.user,
-        cluster_id=cluster.id,
-        action="RECEIVER_TRIGGER",
-        status="QUEUED" if busy else "SUCCEEDED",
-        reason=(
-            f"{origin} {verb} {action.value} on cluster {cluster.name}{behind}: action {stored.id}."
-        ),
+        cluster_id=row.cluster_id,
+        action=action,
+        status=status,
+        reason=reason,
         now=services.now(),
-        meta={"action_id": stored.id, "params": params, **({"busy": busy} if busy else {})},
+        meta=meta,
     )
-    return stored
 
 
 def webhook_params(
@@ -168,19 +190,14 @@ def alertmanager(
     decision = decide(notification, seen=set(keys) - set(new))
     if not decision.trigger:
         # Repeated and resolved notifications change nothing, but say they arrived.
-        events.record(
+        _receiver_event(
             session,
-            otype="RECEIVER",
-            oid=row.id,
-            oname=row.name,
-            project=row.project,
-            user=row.user,
-            cluster_id=row.cluster_id,
+            services,
+            row,
             action="RECEIVER_NOTIFICATION",
             status=notification.status.value.upper(),
             reason=f"Alertmanager notification (group {notification.group_key}): "
             + decision.reason,
-            now=services.now(),
             meta={"alerts": len(notification.alerts)},
         )
         return AlertOutcome(None, decision.reason)

@@ -88,7 +88,7 @@ class NodeHandlers:
             kept = "Node left its cluster: the deletion policy keeps it (destroy_after_deletion)."
             self._refused(ex, node, kept)
             return Outcome.ok(kept)
-        # The node row went with its tombstone (models.py); this only clears one left
+        # The node row went with its tombstone (models/tombstones.py); this only clears one left
         # by a deletion that ended in between (e.g. an engine stopped after the row went).
         with ex.ctx.database.write() as session:
             if node_store.get(session, node.id) is None:
@@ -197,7 +197,8 @@ class NodeHandlers:
             driver = ctx.drivers.get(profile.type)
             properties = driver.validate_properties(profile.spec.get("properties", {}))
             ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
-            outcome = recover_resource(driver, ref, node_request(node, properties), options)
+            request = node_request(node, properties)
+            outcome = recover_resource(driver, ref, request, options, ctx.abandonable)
         except HerdError as exc:
             outcome = RecoveryOutcome(f"Recovery failed: {exc}", "nothing done")
         with ctx.database.write() as session:

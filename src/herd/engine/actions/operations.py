@@ -24,7 +24,7 @@ from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import clusters, events, profiles
 from herd.store import nodes as node_store
-from herd.types import ActionCause, ActionName, ActionStatus, ClusterStatus, NodeStatus
+from herd.types import ActionName, ActionStatus, ClusterStatus, NodeStatus
 
 WAIT_STEP = 0.5  # seconds between cancel checks while children run
 
@@ -215,21 +215,15 @@ class OperationHandlers:
             # Checked in the plan's own transaction: the children are the plan's record.
             if not action_store.has_children(session, ex.id):
                 for node in node_store.get_many(session, node_ids):
-                    child = action_store.new_action(
-                        action=ActionName.NODE_OPERATION,
-                        target=node.id,
+                    ex.add_child(
+                        session,
+                        ActionName.NODE_OPERATION,
+                        node_id=node.id,
                         cluster_id=ex.cluster_id,
                         project=ex.project,
-                        user=ex.user,
                         inputs={k: ex.inputs.get(k) for k in ("operation", "params")},
-                        cause=ActionCause.DERIVED,
-                        status=ActionStatus.RUNNING,
-                        parent_id=ex.id,
-                        owner=ex.ctx.engine_id,
                         now=now,
                     )
-                    action_store.add(session, child)
-                    action_store.add_dependency(session, child.id, ex.id)
                 session.flush()
             order = {node_id: position for position, node_id in enumerate(node_ids)}
             rows = sorted(

@@ -8,12 +8,12 @@ through the API both call :func:`recover_resource` for the driver work and
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from herd.drivers.base import CreatedResource, Driver, NodeRequest, ResourceRef
+from herd.engine.background import AbandonableCalls
 from herd.engine.context import EngineContext
 from herd.errors import HerdError
 from herd.policies.health_settings import HealthSettings, read_health_settings
@@ -95,7 +95,9 @@ class RecoveryOutcome:
         return self.error is None
 
 
-def _delete_within(driver: Driver, ref: ResourceRef, timeout: float) -> str | None:
+def _delete_within(
+    driver: Driver, ref: ResourceRef, timeout: float, calls: AbandonableCalls
+) -> str | None:
     """Delete ``ref``; the reason when it failed or outlasted ``timeout`` seconds."""
     failure: list[str] = []
 
@@ -111,17 +113,19 @@ def _delete_within(driver: Driver, ref: ResourceRef, timeout: float) -> str | No
         run()
     else:
         # The deletion runs on its own thread so that a slow one can be abandoned
-        # (node_force_recreate) without holding the node pool's thread hostage.
-        worker = threading.Thread(target=run, name="herd-recover-delete", daemon=True)
-        worker.start()
-        worker.join(timeout)
-        if worker.is_alive():
+        # (node_force_recreate) without holding the node pool's thread hostage; the
+        # engine owns that thread and joins it when it stops.
+        if not calls.run(run, timeout):
             return f"deletion did not finish within {timeout:g}s"
     return failure[0] if failure else None
 
 
 def recover_resource(
-    driver: Driver, ref: ResourceRef, request: NodeRequest, options: RecoveryOptions
+    driver: Driver,
+    ref: ResourceRef,
+    request: NodeRequest,
+    options: RecoveryOptions,
+    calls: AbandonableCalls,
 ) -> RecoveryOutcome:
     """Run one recovery operation through the driver; never raises for driver failures.
 
@@ -136,7 +140,7 @@ def recover_resource(
         if operation is RecoveryOperation.RECREATE:
             note = ""
             if old:
-                failure = _delete_within(driver, ref, options.delete_timeout)
+                failure = _delete_within(driver, ref, options.delete_timeout, calls)
                 if failure and not options.force_recreate:
                     return RecoveryOutcome(
                         f"Recovery failed: RECREATE could not delete {old}: {failure}",

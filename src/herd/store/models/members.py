@@ -1,0 +1,33 @@
+"""The member revision of each cluster and the nodes each recent revision changed."""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger
+from sqlalchemy.orm import Mapped, mapped_column
+
+from herd.store.models.base import ID, Base
+
+
+class MemberRevisionRow(Base):
+    """How many times a cluster's members have changed (see store/member_revisions.py).
+
+    Bumped as the last statement of every transaction that writes the cluster's
+    node rows, so a revision names a commit-ordered state of the members.
+    """
+
+    __tablename__ = "member_revisions"
+
+    cluster_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    revision: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: changes up to this revision are no longer in member_changes
+    horizon: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class MemberChangeRow(Base):
+    """A node whose row changed in a revision of its cluster (kept for recent revisions)."""
+
+    __tablename__ = "member_changes"
+
+    cluster_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    revision: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    node_id: Mapped[str] = mapped_column(ID, primary_key=True)
