@@ -144,7 +144,7 @@ def active_actions_on(session: Session, target: str) -> Sequence[ActionRow]:
 def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> list[str]:
     """Claim up to ``limit`` top-level READY actions for ``engine_id``, oldest first.
 
-    One statement, one round trip: an UPDATE of the candidates, which are read with
+    One statement, one round trip: an UPDATE of the candidates, which are read once with
     ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so that engines claiming at the same time
     take different rows instead of queueing behind each other. The UPDATE repeats the
     compare-and-set on (status, owner), so an action is never claimed twice (on SQLite
@@ -164,10 +164,13 @@ def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> lis
     )
     if session.get_bind().dialect.name == "postgresql":
         candidates = candidates.with_for_update(skip_locked=True)
+    # A CTE, materialized: PostgreSQL may run a LIMIT subquery of a WHERE once per row
+    # it checks, and each run skips the rows the last one locked (a claim of 2 took 5).
+    picked = candidates.cte("picked").prefix_with("MATERIALIZED", dialect="postgresql")
     claimed = session.execute(
         update(ActionRow)
         .where(
-            ActionRow.id.in_(candidates.scalar_subquery()),
+            ActionRow.id.in_(select(picked.c.id)),
             ActionRow.status == ActionStatus.READY,
             ActionRow.owner.is_(None),
         )
