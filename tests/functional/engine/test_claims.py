@@ -9,8 +9,8 @@ dead engine's re-queued actions are announced too; on SQLite the listener starts
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from tests.waiting import wait_for
@@ -41,10 +41,10 @@ def _store_actions(database: Database, count: int, first_at: float = 1.0) -> lis
 
 
 @pytest.fixture
-def database(db_url: str, tmp_path: Path) -> Database:
+def database(db_url: str) -> Iterator[Database]:
     database = Database(db_url)
     database.migrate()
-    yield database  # type: ignore[misc]
+    yield database
     database.dispose()
 
 
