@@ -19,7 +19,7 @@ every 50 ms, no API load of its own). After ``--warmup`` seconds, ``--seconds`` 
 * CPU milliseconds per action of the engines, the API and PostgreSQL (``/proc``), and the
   load average: the machine is shared, so compare the rows of one run.
 
-Run: ``.venv/bin/python bench/scale.py [--engines 1,2,4] [--api-workers 1,2] [--clusters 96]
+Run: ``.venv/bin/python bench/scale.py [--engines 1,2,4] [--api-workers 1,2] [--clusters 80]
 [--latency 1.0] [--count 2] [--seconds 12] [--warmup 4] [--engine-workers 16]``. The largest
 engine count is also run with each further API worker count. Default run: about 3 minutes.
 At ``--latency 0.2`` one engine with 16 workers is already CPU-bound on a shared 2-core
@@ -239,6 +239,7 @@ def measure(db_url: str, engines_n: int, workers: int, args: argparse.Namespace)
             port,
             env=env,
             ready_path="/healthz",
+            ready_timeout=180,  # N workers start N interpreters on a loaded machine
         )
         stack.callback(api.stop)
         engines = [Engine(f"e{i}", data, db_url, env) for i in range(engines_n)]
@@ -399,7 +400,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--engines", default="1,2,4")
     parser.add_argument("--api-workers", default="1,2")
-    parser.add_argument("--clusters", type=int, default=96)
+    parser.add_argument("--clusters", type=int, default=80)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--count", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=12.0)
@@ -414,17 +415,20 @@ def main() -> None:
     with database_url() as (server, _stop):
         for engines_n, workers in runs:
             name = server.create_database(migrated=True)
+            started = time.monotonic()
             try:
-                started = time.monotonic()
                 figures.append(measure(server.url_for(name), engines_n, workers, args))
                 console.print(
                     f"{engines_n} engine(s), {workers} API worker(s): "
                     f"{figures[-1].actions_per_s:,.1f} actions/s "
                     f"({time.monotonic() - started:.0f} s)"
                 )
+            except RuntimeError as exc:  # a start-up that timed out: report the others
+                console.print(f"{engines_n} engine(s), {workers} API worker(s): failed: {exc}")
             finally:
                 server.drop_database(name)
-    report(figures, args)
+    if figures:
+        report(figures, args)
 
 
 if __name__ == "__main__":
