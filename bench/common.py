@@ -51,7 +51,12 @@ class Server:
     """A process serving HTTP on 127.0.0.1, stopped with SIGTERM."""
 
     def __init__(
-        self, args: list[str], port: int, env: dict[str, str] | None = None, ready_path: str = "/"
+        self,
+        args: list[str],
+        port: int,
+        env: dict[str, str] | None = None,
+        ready_path: str = "/",
+        ready_timeout: float = 30.0,
     ) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
@@ -65,7 +70,7 @@ class Server:
             env={**os.environ, **(env or {})},
             start_new_session=True,
         )
-        wait_http(self.url + ready_path)
+        wait_http(self.url + ready_path, ready_timeout)
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -24,6 +24,7 @@ from herd.store import engines, events, locks, profiles, resources, tombstones
 from herd.store import nodes as node_store
 from herd.store.database import Session
 from herd.store.models import ActionRow
+from herd.store.wakeups import announce_ready
 from herd.types import (
     ActionCause,
     ActionName,
@@ -95,6 +96,8 @@ def take_over(ctx: EngineContext) -> int:
                 )
         for engine_id in dead:
             engines.remove(session, engine_id)
+        if requeued:
+            announce_ready(session)  # every engine may take them, not only this one
     if requeued:
         log.warning("re-queued %d action(s) of stopped engines", requeued)
     return requeued

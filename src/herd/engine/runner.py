@@ -82,7 +82,8 @@ class ActionRunner:
         handler = self.handlers.get(ex.action)
         if handler is None:
             return Outcome.failed(f"Action {ex.action} is not supported by this engine.")
-        self._take_locks(ex)
+        with self.ctx.metrics.timed("lock"):
+            self._take_locks(ex)
         self.ctx.metrics.action_locked(ex.action, self.ctx.now() - created_at)
         checked = ex.action not in UNCHECKED and (
             ex.action.is_cluster_action or ex.cause in (ActionCause.RPC,)
@@ -177,7 +178,7 @@ class ActionRunner:
         if outcome.status is ActionStatus.SUCCEEDED and not reason:
             reason = "Action completed successfully."
         outputs = {**ex.outputs, **outcome.outputs}
-        with self.ctx.database.write() as session:
+        with self.ctx.metrics.timed("finish"), self.ctx.database.write() as session:
             row = action_store.get(session, ex.id)
             if row is None:
                 return

@@ -37,6 +37,7 @@ from herd.store import actions as action_store
 from herd.store import engines
 from herd.store.database import Database
 from herd.store.models import ClusterRow
+from herd.store.wakeups import ReadyListener
 
 if TYPE_CHECKING:
     from herd.drivers.registry import DriverRegistry
@@ -79,6 +80,8 @@ class EngineService:
         self._in_flight = 0
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        # Actions stored by other processes wake the dispatcher at once (PostgreSQL).
+        self.listener = ReadyListener(database, self.notify)
         self.health: HealthManager | None = (
             HealthManager(self.ctx, self.notify) if settings.health_manager else None
         )
@@ -108,6 +111,7 @@ class EngineService:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
+        self.listener.start()
         if self.health is not None:
             self.health.start()
 
@@ -118,6 +122,7 @@ class EngineService:
     def stop(self, timeout: float = 10.0) -> None:
         if self.health is not None:
             self.health.stop()
+        self.listener.stop()
         self._stop.set()
         self._wake.set()
         for thread in self._threads:
@@ -136,12 +141,16 @@ class EngineService:
         while not self._stop.wait(self.ctx.settings.engine_heartbeat_interval):
             try:
                 beat = self.ctx.now()
-                with self.ctx.database.write() as session:
+                metrics = self.ctx.metrics
+                with metrics.timed("heartbeat"), self.ctx.database.write() as session:
                     engines.beat(session, self.engine_id, beat)
-                self.ctx.metrics.engine_heartbeat.set(beat)
+                metrics.engine_heartbeat.set(beat)
                 beats += 1
-                if beats % 3 == 0 and take_over(self.ctx):
-                    self._wake.set()
+                if beats % 3 == 0:
+                    with metrics.timed("takeover"):
+                        requeued = take_over(self.ctx)
+                    if requeued:
+                        self._wake.set()
             except Exception:  # the heartbeat must outlive a database hiccup
                 log.exception("engine heartbeat failed")
 
@@ -152,7 +161,10 @@ class EngineService:
             claimed: list[str] = []
             if free > 0:
                 try:
-                    with self.ctx.database.write() as session:
+                    with (
+                        self.ctx.metrics.timed("claim"),
+                        self.ctx.database.write() as session,
+                    ):
                         claimed = action_store.claim_ready(
                             session, self.engine_id, free, self.ctx.now()
                         )

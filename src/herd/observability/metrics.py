@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from prometheus_client import (
     CollectorRegistry,
@@ -42,6 +44,11 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 ACTION_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
 API_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 HOOK_BUCKETS = (0.1, 0.5, 1, 5, 10, 30, 60, 180, 600, 1800, 3600)
+#: seconds; one coordination transaction (a claim, a lock, a heartbeat) takes a millisecond
+#: or two on an idle database and more when engines queue on shared rows
+COORDINATION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5)
+#: the engine's steps that every engine sharing a database does against the same tables
+COORDINATION_STEPS = ("claim", "lock", "finish", "heartbeat", "takeover", "lease")
 
 HEALTH_SOURCES = ("driver", "poll_url", "node_check", "application", "lifecycle_event", "other")
 HEALTH_OPERATIONS = ("REBOOT", "REBUILD", "RECREATE", "REPLACE", "OTHER")
@@ -172,6 +179,14 @@ class HerdMetrics:
             registry=r,
             multiprocess_mode="max",
         )
+        self.coordination = Histogram(
+            "herd_engine_coordination_seconds",
+            "Time the engine spent in the transactions engines sharing a database coordinate "
+            "with (claim, lock, finish, heartbeat, takeover, lease), by step.",
+            ["step"],
+            buckets=COORDINATION_BUCKETS,
+            registry=r,
+        )
         self.engine_in_flight = Gauge(
             "herd_engine_actions_in_flight",
             "Top-level actions this process's engine is running now.",
@@ -194,6 +209,21 @@ class HerdMetrics:
     def lock_was_busy(self, scope: str) -> None:
         """Count a lock attempt that found the lock held (``cluster`` or ``node``)."""
         self.lock_busy.labels(_bounded(scope, ("cluster", "node"), "other")).inc()
+
+    def coordinated(self, step: str, seconds: float) -> None:
+        """Observe one coordination transaction (``COORDINATION_STEPS``; else ``other``)."""
+        self.coordination.labels(_bounded(step, COORDINATION_STEPS, "other")).observe(
+            max(seconds, 0.0)
+        )
+
+    @contextmanager
+    def timed(self, step: str) -> Iterator[None]:
+        """Observe the block's wall time as one ``step`` of :meth:`coordinated`."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.coordinated(step, time.perf_counter() - started)
 
     def conflict(self, error_type: str) -> None:
         """Count an API 409 answer by its error type."""

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from herd.observability import context as log_context
 from herd.store.bulk import chunked, insert_rows, update_rows
 from herd.store.models import ActionRow, DependencyRow, NodeRow
+from herd.store.wakeups import announce_ready
 from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus
 
 
@@ -141,13 +142,17 @@ def active_actions_on(session: Session, target: str) -> Sequence[ActionRow]:
 
 
 def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> list[str]:
-    """Claim up to ``limit`` top-level READY actions for ``engine_id``.
+    """Claim up to ``limit`` top-level READY actions for ``engine_id``, oldest first.
 
-    Each claim is a compare-and-set on (status, owner), so two engines never run
-    the same action; on PostgreSQL the candidate rows are read with
-    ``FOR UPDATE SKIP LOCKED`` so engines do not queue behind each other.
+    One statement, one round trip: an UPDATE of the candidates, which are read once with
+    ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so that engines claiming at the same time
+    take different rows instead of queueing behind each other. The UPDATE repeats the
+    compare-and-set on (status, owner), so an action is never claimed twice (on SQLite
+    the write transaction keeps every other writer out anyway).
     """
-    query = (
+    if limit <= 0:
+        return []
+    candidates = (
         select(ActionRow.id)
         .where(
             ActionRow.status == ActionStatus.READY,
@@ -158,27 +163,29 @@ def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> lis
         .limit(limit)
     )
     if session.get_bind().dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
-    claimed: list[str] = []
-    for action_id in session.scalars(query).all():
-        result = session.execute(
-            update(ActionRow)
-            .where(
-                ActionRow.id == action_id,
-                ActionRow.status == ActionStatus.READY,
-                ActionRow.owner.is_(None),
-            )
-            .values(
-                owner=engine_id,
-                status=ActionStatus.RUNNING,
-                status_reason="The action is being processed.",
-                start_time=now,
-                updated_at=now,
-            )
+        candidates = candidates.with_for_update(skip_locked=True)
+    # A CTE, materialized: PostgreSQL may run a LIMIT subquery of a WHERE once per row
+    # it checks, and each run skips the rows the last one locked (a claim of 2 took 5).
+    picked = candidates.cte("picked").prefix_with("MATERIALIZED", dialect="postgresql")
+    claimed = session.execute(
+        update(ActionRow)
+        .where(
+            ActionRow.id.in_(select(picked.c.id)),
+            ActionRow.status == ActionStatus.READY,
+            ActionRow.owner.is_(None),
         )
-        if result.rowcount == 1:  # type: ignore[attr-defined]
-            claimed.append(action_id)
-    return claimed
+        .values(
+            owner=engine_id,
+            status=ActionStatus.RUNNING,
+            status_reason="The action is being processed.",
+            start_time=now,
+            updated_at=now,
+        )
+        .returning(ActionRow.id, ActionRow.created_at)
+        .execution_options(synchronize_session=False)
+    ).all()
+    # RETURNING has no order: the oldest goes to the worker pool first.
+    return [row.id for row in sorted(claimed, key=lambda row: row.created_at or 0.0)]
 
 
 def set_status(
@@ -290,8 +297,11 @@ def unfinished_children(session: Session, parent_id: str | None = None) -> Seque
 
 
 def add(session: Session, row: ActionRow) -> None:
-    """Store an action made by :func:`new_action` (the dispatcher claims it once committed)."""
+    """Store an action made by :func:`new_action` (the dispatcher claims it once committed);
+    a top-level READY one is announced to the engines of other processes."""
     session.add(row)
+    if row.parent_id is None and row.status == ActionStatus.READY:
+        announce_ready(session)
 
 
 def with_target_nodes(

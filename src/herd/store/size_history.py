@@ -19,7 +19,18 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import Connection, delete, event, func, insert, inspect, select
+from sqlalchemy import (
+    Connection,
+    delete,
+    event,
+    exists,
+    func,
+    insert,
+    inspect,
+    literal,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from herd.store.models import ClusterRow, ClusterSizeRow, NodeRow
@@ -74,32 +85,56 @@ def _after_rollback(session: Session) -> None:
 
 
 def record(connection: Connection, cluster_ids: Iterable[str], now: float) -> None:
-    """Append a size row for each cluster whose count or desired capacity changed."""
-    for cluster_id in sorted(cluster_ids):
-        desired = connection.execute(
-            select(ClusterRow.desired_capacity).where(ClusterRow.id == cluster_id)
-        ).scalar()
-        if desired is None:  # the cluster is gone: so is its history
-            connection.execute(
-                delete(ClusterSizeRow).where(ClusterSizeRow.cluster_id == cluster_id)
-            )
-            continue
-        members = connection.execute(
-            select(func.count()).select_from(NodeRow).where(NodeRow.cluster_id == cluster_id)
-        ).scalar_one()
-        last = connection.execute(
-            select(ClusterSizeRow.members, ClusterSizeRow.desired_capacity)
-            .where(ClusterSizeRow.cluster_id == cluster_id)
+    """Append a size row for each cluster whose count or desired capacity changed.
+
+    Two statements whatever the number of clusters (this runs in most of the engine's
+    write transactions): one INSERT of the clusters whose (members, desired capacity)
+    differs from their last row, one DELETE of the history of clusters that are gone.
+    """
+    ids = sorted(cluster_ids)
+    if not ids:
+        return
+    members = (
+        select(func.count())
+        .select_from(NodeRow)
+        .where(NodeRow.cluster_id == ClusterRow.id)
+        .scalar_subquery()
+    )
+
+    def last(column: Any) -> Any:
+        return (
+            select(column)
+            .where(ClusterSizeRow.cluster_id == ClusterRow.id)
             .order_by(ClusterSizeRow.at.desc(), ClusterSizeRow.id.desc())
             .limit(1)
-        ).first()
-        if last is not None and (last[0], last[1]) == (members, desired):
-            continue
-        connection.execute(
-            insert(ClusterSizeRow).values(
-                cluster_id=cluster_id, at=now, members=int(members), desired_capacity=int(desired)
-            )
+            .scalar_subquery()
         )
+
+    sizes = (
+        select(
+            ClusterRow.id.label("cluster_id"),
+            ClusterRow.desired_capacity.label("desired"),
+            members.label("members"),
+            last(ClusterSizeRow.members).label("last_members"),
+            last(ClusterSizeRow.desired_capacity).label("last_desired"),
+        )
+        .where(ClusterRow.id.in_(ids))
+        .subquery()
+    )
+    changed = select(sizes.c.cluster_id, literal(now), sizes.c.members, sizes.c.desired).where(
+        or_(
+            sizes.c.last_members.is_(None),
+            sizes.c.last_members != sizes.c.members,
+            sizes.c.last_desired != sizes.c.desired,
+        )
+    )
+    connection.execute(
+        insert(ClusterSizeRow).from_select(
+            ["cluster_id", "at", "members", "desired_capacity"], changed
+        )
+    )
+    gone = ~exists().where(ClusterRow.id == ClusterSizeRow.cluster_id)
+    connection.execute(delete(ClusterSizeRow).where(ClusterSizeRow.cluster_id.in_(ids), gone))
 
 
 def history(

@@ -48,6 +48,7 @@ def test_every_metric_and_label_is_documented_and_exposed(client: TestClient) ->
     metrics.action_finished("CLUSTER_SCALE_IN", "SUCCEEDED", 1.5)
     metrics.action_locked("CLUSTER_SCALE_IN", 0.2)
     metrics.lock_was_busy("cluster")
+    metrics.coordinated("claim", 0.002)
     metrics.hook_message("webhook", True)
     metrics.hook_resolved("CONTINUE", 3.0)
     metrics.victims_chosen(["OLDEST_FIRST (zone AZ1)"])

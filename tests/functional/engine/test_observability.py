@@ -148,6 +148,11 @@ def test_hooked_scale_in_is_measured_explained_and_logged(
         assert actions[("CLUSTER_SCALE_IN", "SUCCEEDED")] == 1.0
         assert actions[("CLUSTER_CREATE", "SUCCEEDED")] == 1.0
         assert samples(client, "herd_action_wait_seconds")[("CLUSTER_SCALE_IN",)] == 1.0
+        # three top-level actions (create, attach, scale-in): each locked and finished once
+        # (the dispatcher claimed them, in one claim or several)
+        steps = samples(client, "herd_engine_coordination_seconds")
+        assert steps[("lock",)] == 3.0 and steps[("finish",)] == 3.0
+        assert steps[("claim",)] >= 1.0
 
     records = [json.loads(line) for line in json_logs.getvalue().splitlines()]
     finished = [r for r in records if r["message"].startswith("CLUSTER_SCALE_IN SUCCEEDED")]

@@ -114,7 +114,8 @@ class HealthManager:
             self._wake.clear()
 
     def _refresh(self, now: float) -> None:
-        view = self.leases.refresh()
+        with self.ctx.metrics.timed("lease"):
+            view = self.leases.refresh()
         for cluster_id in [c for c in self.clusters if c not in view.held]:
             self._drop(cluster_id)
         for cluster_id, binding in view.held.items():
