@@ -83,6 +83,8 @@ class Server:
 
 def herd_server(data_dir: Path, **env: str) -> Server:
     port = free_port()
+    # Benches build clusters of up to a million members, past the default cap (1000).
+    env = {"HERD_MAX_NODES_PER_CLUSTER": "1000000", **env}
     return Server(
         [HERD, "serve", "--port", str(port), "--data-dir", str(data_dir)],
         port,

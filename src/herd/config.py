@@ -90,7 +90,8 @@ class Settings(BaseSettings):
     #: an engine whose heartbeat is older than this is dead; its locks are taken over
     engine_dead_after: float = 10.0
     default_action_timeout: int = 3600
-    max_nodes_per_cluster: int = 100_000
+    #: Senlin's default; benches and big-cluster tests raise it (HERD_MAX_NODES_PER_CLUSTER)
+    max_nodes_per_cluster: int = Field(default=1000, ge=1)
     lock_retry_times: int = 3
     lock_retry_interval: float = 1.0
     #: the ``signal`` operation may send SIGKILL and SIGSTOP (refused by default)

@@ -272,6 +272,24 @@ def test_a_crash_loop_is_recreated_with_backoff(server: HerdServer, client: http
 
     row = wait_for(counted_alike, 60)
     assert row["recoveries"] >= len(in_window) and row["recoveries_in_a_row"] >= 2
+
+    # Issue 24: while its only member waits out a back-off the cluster is no ACTIVE
+    # cluster; it said ACTIVE "equal or above desired_capacity (1)" before.
+    def crash_told() -> dict[str, Any] | None:
+        found: dict[str, Any] = client.get(f"/v1/clusters/{cluster}").json()["cluster"]
+        return found if found["status"] == "WARNING" else None
+
+    told = wait_for(crash_told, 60, interval=0.1)
+    # the health manager's mark, or a recovery that ended after its new process crashed
+    assert told["status_reason"].endswith(
+        ": number of active nodes is below desired_capacity (1). 1 of 1 node not ACTIVE (1 ERROR)."
+    )
+
+    def marked_by_a_check() -> bool:
+        story = [(e["action"], e["status"]) for e in events(client, oid=cluster)]
+        return ("HEALTH_CHECK", "WARNING") in story
+
+    wait_for(marked_by_a_check, 60)
     # The loop keeps recovering, so the cluster is locked now and then: a detach asked at
     # such a moment is refused with 409 (Senlin's fail-fast) and asked again, as a client does.
     policy_id = health(client, cluster)["policy"]["id"]

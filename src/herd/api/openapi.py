@@ -44,6 +44,15 @@ ERRORS = {
     "413": "The request body is larger than max_request_body_bytes.",
 }
 BODY_METHODS = ("post", "put", "patch")
+#: ``responses=`` of routes that answer 202 with no body, only a ``Location`` (Senlin's deletes)
+ACCEPTED_WITHOUT_BODY: dict[int | str, dict[str, Any]] = {
+    202: {"description": "Accepted: the action is at the Location header; no body."},
+}
+#: and of deletes, which answer 204 when the resource is already being deleted
+DELETE_ACCEPTED: dict[int | str, dict[str, Any]] = {
+    **ACCEPTED_WITHOUT_BODY,
+    204: {"description": "Already being deleted: nothing new was started."},
+}
 
 
 def document_errors(document: dict[str, Any]) -> None:
@@ -57,7 +66,8 @@ def document_errors(document: dict[str, Any]) -> None:
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             wanted = ["400"]
-            if "{" in path:
+            # a path id, or (in a body) a profile, policy, node or resource to adopt
+            if "{" in path or method in BODY_METHODS:
                 wanted.append("404")
             if method in (*BODY_METHODS, "delete"):
                 wanted.append("409")

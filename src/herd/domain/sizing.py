@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from herd.errors import InvalidRequest
-from herd.types import AdjustmentType, ClusterStatus
+from herd.types import AdjustmentType
 
 
 class ClusterSize(Protocol):
@@ -336,39 +336,3 @@ def validate_resize_request(
         "min_step": min_step,
         "strict": strict,
     }
-
-
-def cluster_status_after(
-    op_name: str, active_count: int, min_size: int, desired: int, max_size: int
-) -> tuple[ClusterStatus, str]:
-    """Senlin's ``eval_status``: the cluster status after an operation.
-
-    Args:
-        op_name: The action name used as the reason's prefix, e.g. CLUSTER_SCALE_IN.
-        active_count: Members in ACTIVE status.
-        min_size: The cluster's min_size after the operation.
-        desired: The desired capacity after the operation.
-        max_size: The max_size after the operation (-1: unbounded).
-
-    Returns:
-        The new status and its reason text.
-    """
-    if active_count < min_size:
-        return (
-            ClusterStatus.ERROR,
-            f"{op_name}: number of active nodes is below min_size ({min_size}).",
-        )
-    if active_count < desired:
-        return (
-            ClusterStatus.WARNING,
-            f"{op_name}: number of active nodes is below desired_capacity ({desired}).",
-        )
-    if max_size < 0 or active_count <= max_size:
-        return (
-            ClusterStatus.ACTIVE,
-            f"{op_name}: number of active nodes is equal or above desired_capacity ({desired}).",
-        )
-    return (
-        ClusterStatus.WARNING,
-        f"{op_name}: number of active nodes is above max_size ({max_size}).",
-    )

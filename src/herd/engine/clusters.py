@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from herd.domain.sizing import cluster_status_after
+from herd.domain.cluster_status import cluster_status_after
 from herd.engine.execution import ActionExecution
 from herd.store import clusters, events
+from herd.store.database import Session
 from herd.store.models import ClusterRow, NodeRow
-from herd.types import ClusterStatus, NodeStatus
+from herd.types import ClusterStatus
 
 
 def load_cluster(ex: ActionExecution, cluster_id: str | None = None) -> ClusterRow:
@@ -70,7 +71,7 @@ def eval_status(
     min_size: int | None = None,
     max_size: int | None = None,
 ) -> tuple[ClusterStatus, str]:
-    """Senlin's ``eval_status``: count ACTIVE members and set the cluster's status."""
+    """Senlin's ``eval_status``: set the cluster's status from its members after an action."""
     with ex.ctx.database.write() as session:
         cluster = clusters.get(session, cluster_id)
         if cluster is None:
@@ -81,30 +82,45 @@ def eval_status(
             cluster.min_size = min_size
         if max_size is not None:
             cluster.max_size = max_size
-        active = clusters.member_count(session, cluster_id, NodeStatus.ACTIVE)
-        status, reason = cluster_status_after(
-            ex.action, active, cluster.min_size, cluster.desired_capacity, cluster.max_size
+        return evaluate_in(session, cluster, ex.action, user=ex.user, now=ex.ctx.now())
+
+
+#: cluster statuses the members decide; the others belong to the action running on it
+SETTLED = (ClusterStatus.ACTIVE, ClusterStatus.WARNING, ClusterStatus.ERROR)
+
+
+def evaluate_in(
+    session: Session, cluster: ClusterRow, op_name: str, *, user: str, now: float
+) -> tuple[ClusterStatus, str]:
+    """Store the status the cluster's members give it, in the caller's transaction.
+
+    An event is recorded when the status or its reason changes. ``op_name`` is the
+    reason's prefix and the event's action (an action name, or HEALTH_CHECK).
+    """
+    statuses = clusters.member_statuses(session, cluster.id)
+    status, reason = cluster_status_after(
+        op_name, statuses, cluster.min_size, cluster.desired_capacity, cluster.max_size
+    )
+    changed = cluster.status != status or cluster.status_reason != reason
+    cluster.status = status
+    cluster.status_reason = reason
+    cluster.updated_at = now
+    if changed:
+        events.record(
+            session,
+            otype="CLUSTER",
+            oid=cluster.id,
+            oname=cluster.name,
+            project=cluster.project,
+            user=user,
+            cluster_id=cluster.id,
+            action=op_name,
+            status=status,
+            reason=reason,
+            level="INFO" if status is ClusterStatus.ACTIVE else "WARNING",
+            now=now,
         )
-        changed = cluster.status != status or cluster.status_reason != reason
-        cluster.status = status
-        cluster.status_reason = reason
-        cluster.updated_at = ex.ctx.now()
-        if changed:
-            events.record(
-                session,
-                otype="CLUSTER",
-                oid=cluster.id,
-                oname=cluster.name,
-                project=cluster.project,
-                user=ex.user,
-                cluster_id=cluster.id,
-                action=ex.action,
-                status=status,
-                reason=reason,
-                level="INFO" if status is ClusterStatus.ACTIVE else "WARNING",
-                now=ex.ctx.now(),
-            )
-        return status, reason
+    return status, reason
 
 
 def placements(data: Mapping[str, Any], count: int) -> list[dict[str, Any]]:

@@ -140,6 +140,9 @@ def reconcile_resources(ctx: EngineContext) -> dict[str, int]:
     return counts
 
 
+#: the reason of a node whose child action ended before it finished
+INTERRUPTED = "Interrupted: its action ended before it finished."
+
 #: node states that say a child action is working on the node
 _IN_FLIGHT = (
     NodeStatus.CREATING,
@@ -164,7 +167,7 @@ def end_children(
         node = node_store.get(session, child.target)
         if node is not None and node.status in _IN_FLIGHT:
             node.status = NodeStatus.ERROR
-            node.status_reason = "Interrupted: its action ended before it finished."
+            node.status_reason = INTERRUPTED
     locks.release_nodes_held_by(session, [child.id for child in ended])
     return len(ended)
 

@@ -15,6 +15,7 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution, Outcome
 from herd.engine.policy_check import policy_check
 from herd.engine.recovery import PARENT_ENDED, end_children
+from herd.engine.stopped import settle_cancelled
 from herd.errors import HerdError
 from herd.observability import context as log_context
 from herd.store import actions as action_store
@@ -187,6 +188,8 @@ class ActionRunner:
             row.steps = ex.steps
             action_store.set_status(session, ex.id, outcome.status, reason, now)
             _end_children(session, ex.id, outcome.status, now)
+            if outcome.status is ActionStatus.CANCELLED:
+                settle_cancelled(session, ex, now)
             locks.release_all(session, ex.id)
             events.record(
                 session,

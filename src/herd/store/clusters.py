@@ -36,6 +36,16 @@ def member_count(session: Session, cluster_id: str, status: NodeStatus | None = 
     return int(session.scalar(query) or 0)
 
 
+def member_statuses(session: Session, cluster_id: str) -> dict[str, int]:
+    """How many of the cluster's nodes are in each status (one grouped count)."""
+    query = (
+        select(NodeRow.status, func.count())
+        .where(NodeRow.cluster_id == cluster_id)
+        .group_by(NodeRow.status)
+    )
+    return {str(status): int(count) for status, count in session.execute(query).all()}
+
+
 def detach_everything(session: Session, cluster_id: str, reason: str) -> int:
     """Remove the cluster's bindings and lock and make its members orphans; return how many.
 

@@ -48,7 +48,8 @@ window.herdRefresh().then(() => done(null), (e) => done(String(e)));
 def big(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     require_chromium()
     base: Path = tmp_path_factory.mktemp("scale")
-    server = HerdServer(base / "data", free_port())
+    # past the default max_nodes_per_cluster (1000), as an operator of big clusters sets it
+    server = HerdServer(base / "data", free_port(), HERD_MAX_NODES_PER_CLUSTER=str(MEMBERS))
     server.start()
     client = httpx.Client(base_url=server.url, headers=MV, timeout=120)
     try:

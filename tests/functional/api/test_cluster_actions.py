@@ -90,7 +90,7 @@ def test_scale_out_and_in(client: TestClient, cluster: str) -> None:
         act(client, cluster, {"scale_out": {"count": 200_000}}),
         400,
         "The target capacity (200002) is greater than the maximum number of nodes "
-        "allowed per cluster (100000).",
+        "allowed per cluster (1000).",
     )
 
 

@@ -100,7 +100,7 @@ def test_create_cluster_errors(client: TestClient) -> None:
         post(name="c", profile_id=profile, desired_capacity=200_000),
         400,
         "The target capacity (200000) is greater than the maximum number of nodes "
-        "allowed per cluster (100000).",
+        "allowed per cluster (1000).",
     )
     assert_error(
         post(name="c", profile_id=profile, min_size="x"),

@@ -563,6 +563,20 @@ def test_openapi_documents_senlin_errors_and_no_422(client: TestClient) -> None:
         assert schema == {"$ref": "#/components/schemas/SenlinError"}
 
 
+def test_openapi_documents_bodiless_answers_and_body_lookups(client: TestClient) -> None:
+    """What Schemathesis' status-code and content-type checks found (test_fuzz_openapi.py)."""
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in ("/v1/clusters/{cluster_id}", "/v1/nodes/{node_id}"):
+        responses = paths[path]["delete"]["responses"]
+        assert "content" not in responses["202"] and "content" not in responses["204"]
+        body = paths[path]["delete"]["requestBody"]["content"]["application/json"]["schema"]
+        assert {"type": "null"} in body["anyOf"]  # a JSON null body reads as none
+    assert "content" not in paths["/v1/actions/{action_id}"]["patch"]["responses"]["202"]
+    # the body names the resource to adopt: 404 when it does not exist
+    assert "404" in paths["/v1/nodes/adopt"]["post"]["responses"]
+    assert "404" in paths["/v1/nodes/adopt-preview"]["post"]["responses"]
+
+
 def test_a_405_names_every_method_of_the_path(client: TestClient) -> None:
     answer = client.put("/v1/profiles/some-id", json={})
     assert answer.status_code == 405

@@ -108,7 +108,7 @@ def test_request_errors(client: TestClient, cluster: str) -> None:
         (
             {"count": 100_001},
             "The target capacity (100003) is greater than the maximum number of nodes "
-            "allowed per cluster (100000).",
+            "allowed per cluster (1000).",
         ),
     ):
         assert_error(client.post(url, json={"params": params}), 400, message, "BadRequest")

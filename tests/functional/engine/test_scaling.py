@@ -123,4 +123,7 @@ def test_create_failures_mark_nodes_error_and_cluster_warning(harness: Harness) 
     assert {n.status for n in harness.nodes(row.id)} == {"ERROR"}
     cluster = harness.get_cluster(row.id)
     assert cluster is not None and cluster.status == "ERROR"
-    assert cluster.status_reason == "CLUSTER_CREATE: number of active nodes is below min_size (1)."
+    assert cluster.status_reason == (
+        "CLUSTER_CREATE: number of active nodes is below min_size (1). "
+        "2 of 2 nodes not ACTIVE (2 ERROR)."
+    )

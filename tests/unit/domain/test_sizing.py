@@ -10,11 +10,10 @@ from herd.domain.sizing import (
     SizeBounds,
     calculate_desired,
     check_size_params,
-    cluster_status_after,
     parse_resize,
     truncate_desired,
 )
-from herd.types import AdjustmentType, ClusterStatus
+from herd.types import AdjustmentType
 
 EXACT = AdjustmentType.EXACT_CAPACITY
 CHANGE = AdjustmentType.CHANGE_IN_CAPACITY
@@ -298,32 +297,3 @@ def test_parse_resize_non_strict_truncates() -> None:
     cluster = SizeBounds(min_size=2, max_size=5, desired_capacity=4)
     plan = parse_resize(4, cluster, {"adjustment_type": CHANGE, "number": -5}, 1000)
     assert (plan.error, plan.desired, plan.deletion_count) == (None, 2, 2)
-
-
-@pytest.mark.parametrize(
-    ("active", "status", "reason"),
-    [
-        (1, ClusterStatus.ERROR, "CLUSTER_SCALE_IN: number of active nodes is below min_size (2)."),
-        (
-            3,
-            ClusterStatus.WARNING,
-            "CLUSTER_SCALE_IN: number of active nodes is below desired_capacity (4).",
-        ),
-        (
-            4,
-            ClusterStatus.ACTIVE,
-            "CLUSTER_SCALE_IN: number of active nodes is equal or above desired_capacity (4).",
-        ),
-        (
-            6,
-            ClusterStatus.WARNING,
-            "CLUSTER_SCALE_IN: number of active nodes is above max_size (5).",
-        ),
-    ],
-)
-def test_cluster_status_after(active: int, status: ClusterStatus, reason: str) -> None:
-    assert cluster_status_after("CLUSTER_SCALE_IN", active, 2, 4, 5) == (status, reason)
-
-
-def test_cluster_status_after_unbounded() -> None:
-    assert cluster_status_after("NODE_DELETE", 9, 0, 4, -1)[0] is ClusterStatus.ACTIVE

@@ -11,6 +11,7 @@ from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.filters import CLUSTERS, CLUSTERS_AND_NODES, resolve_filters
 from herd.api.microversion import require
+from herd.api.openapi import ACCEPTED_WITHOUT_BODY
 from herd.api.schemas.actions import ActionUpdate
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.services.actions import cancel_action
@@ -86,7 +87,11 @@ def get_action(
 
 
 @router.patch(
-    "/{action_id}", status_code=202, openapi_extra=openapi_body(ActionUpdate, envelope="action")
+    "/{action_id}",
+    status_code=202,
+    response_class=Response,
+    responses=ACCEPTED_WITHOUT_BODY,
+    openapi_extra=openapi_body(ActionUpdate, envelope="action"),
 )
 def update_action(
     action_id: str,

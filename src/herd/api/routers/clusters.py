@@ -11,6 +11,7 @@ from herd.api import pagination
 from herd.api.auth import Context, ReaderContext, for_caller
 from herd.api.deps import ServicesDep
 from herd.api.microversion import APIVersion
+from herd.api.openapi import DELETE_ACCEPTED
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.schemas.clusters import ClusterCreate, ClusterUpdate, DeleteRequest
 from herd.api.services import clusters as service
@@ -107,7 +108,11 @@ def update_cluster(
 
 
 @router.delete(
-    "/{cluster_id}", status_code=202, openapi_extra=openapi_body(DeleteRequest, required=False)
+    "/{cluster_id}",
+    status_code=202,
+    response_class=Response,
+    responses=DELETE_ACCEPTED,
+    openapi_extra=openapi_body(DeleteRequest, required=False),
 )
 def delete_cluster(
     cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)

@@ -12,6 +12,7 @@ from herd.api.auth import Context, RequestContext, reader_context
 from herd.api.deps import Services, ServicesDep, run_database
 from herd.api.json_body import dumps
 from herd.api.microversion import APIVersion
+from herd.api.openapi import DELETE_ACCEPTED
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.schemas.cluster_actions import NodeActionRequest
 from herd.api.schemas.clusters import DeleteRequest
@@ -80,7 +81,11 @@ def update_node(
 
 
 @router.delete(
-    "/{node_id}", status_code=202, openapi_extra=openapi_body(DeleteRequest, required=False)
+    "/{node_id}",
+    status_code=202,
+    response_class=Response,
+    responses=DELETE_ACCEPTED,
+    openapi_extra=openapi_body(DeleteRequest, required=False),
 )
 def delete_node(
     node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)

@@ -346,6 +346,9 @@ def openapi_body(
             "required": [envelope],
             "additionalProperties": False,
         }
+    if not required:
+        # An optional body may also be JSON null, which reads as no body at all.
+        schema = {"anyOf": [schema, {"type": "null"}]}
     return {
         "requestBody": {
             "required": required,

@@ -186,6 +186,9 @@ class OperationHandlers:
                             "Parent cancelled",
                             ex.ctx.now(),
                         )
+            # Calls under way finish first (a driver call is not interrupted), so that the
+            # cluster's status below is evaluated from final member states.
+            wait([future for future in pending if not future.cancelled()])
             raise
         finally:
             if ex.cluster_id:

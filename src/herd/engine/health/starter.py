@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from herd.engine.clusters import SETTLED, evaluate_in
 from herd.engine.context import EngineContext
 from herd.engine.health.recover_node import RecoveryOptions
 from herd.engine.health.snapshot import ClusterSnapshot, Member
@@ -30,6 +31,8 @@ from herd.store.database import Session
 from herd.types import ActionName, DetectionType, HealthStatus, NodeStatus
 
 MANAGER_USER = "herd-health-manager"
+#: the action name of the health manager's events and of its cluster status reasons
+HEALTH_CHECK = "HEALTH_CHECK"
 CHECK_FAILED_PREFIX = "Check failed: "
 
 
@@ -57,7 +60,7 @@ def _event(
     reason: str,
     now: float,
     *,
-    action: str = "HEALTH_CHECK",
+    action: str = HEALTH_CHECK,
     level: str = "INFO",
 ) -> None:
     events.record(
@@ -127,13 +130,14 @@ class RecoveryStarter:
         with self.ctx.database.write() as session:
             rows = node_checks.record(session, records, now)
             due: dict[str, tuple[Verdict, int]] = {}
+            marked = False
             for node_id, verdict in verdicts.items():
                 member = snapshot.members[node_id]
                 if not verdict.failed:
                     if member.status_reason.startswith(CHECK_FAILED_PREFIX):
-                        self._mark_passed(session, snapshot, member, verdict, now)
+                        marked |= self._mark_passed(session, snapshot, member, verdict, now)
                     continue
-                self._mark_failed(session, snapshot, member, verdict, now)
+                marked |= self._mark_failed(session, snapshot, member, verdict, now)
                 check = rows[node_id]  # as stored now, failed_since included
                 plan = plan_recovery(
                     check.streak, check.last_recovery_at, check.failed_since or now, now, backoff
@@ -159,6 +163,8 @@ class RecoveryStarter:
                         action="HEALTH_BACKOFF",
                         level="WARNING",
                     )
+            if marked:
+                self._refresh_cluster(session, snapshot.cluster_id, now)
             if due and not self._start(session, state, snapshot, due, now):
                 settled.waiting |= set(due)
                 earliest = min(earliest, now)
@@ -170,6 +176,18 @@ class RecoveryStarter:
         mode = verdict.mode.value if verdict.mode is not None else "check"
         return verdict.reason if verdict.reason.startswith(mode) else f"{mode}: {verdict.reason}"
 
+    @staticmethod
+    def _refresh_cluster(session: Session, cluster_id: str, now: float) -> None:
+        """The cluster's status after marks changed its members (issue 24: a cluster whose
+        member crash-loops is not ACTIVE while the member waits out its back-off).
+
+        Only a settled status is re-evaluated: an action working on the cluster
+        (RESIZING, RECOVERING, ...) evaluates it when it ends.
+        """
+        cluster = clusters.get(session, cluster_id)
+        if cluster is not None and cluster.status in SETTLED:
+            evaluate_in(session, cluster, HEALTH_CHECK, user=MANAGER_USER, now=now)
+
     def _mark_failed(
         self,
         session: Session,
@@ -177,14 +195,15 @@ class RecoveryStarter:
         member: Member,
         verdict: Verdict,
         now: float,
-    ) -> None:
+    ) -> bool:
+        """Mark the member failed; False when nothing changed."""
         node = node_store.get(session, member.target.node_id)
         if node is None or node.cluster_id != snapshot.cluster_id:
-            return
+            return False
         detected = self._detected(verdict)
         status_reason = CHECK_FAILED_PREFIX + detected
         if node.status == NodeStatus.ERROR and node.status_reason == status_reason:
-            return
+            return False
         # updated_at is left alone: it is the node_update_timeout clock, and a check is
         # not an update of the node.
         node.status, node.status_reason = NodeStatus.ERROR, status_reason
@@ -195,6 +214,7 @@ class RecoveryStarter:
         _event(session, member, snapshot, "CHECK_FAILED", detected, now, level="WARNING")
         source = DETECTION_SOURCES.get(verdict.mode, "other") if verdict.mode else "other"
         self.ctx.metrics.health_detected(source)
+        return True
 
     def _mark_passed(
         self,
@@ -203,16 +223,18 @@ class RecoveryStarter:
         member: Member,
         verdict: Verdict,
         now: float,
-    ) -> None:
+    ) -> bool:
+        """Restore a member a check had failed; False when nothing changed."""
         node = node_store.get(session, member.target.node_id)
         if node is None or not (node.status_reason or "").startswith(CHECK_FAILED_PREFIX):
-            return
+            return False
         node.status, node.status_reason = NodeStatus.ACTIVE, "Check passed"
         if node.health_marked_by in (None, "check"):
             node.health, node.health_reason = HealthStatus.CHECK_COMPLETE, "Check passed"
             node.health_marked_by, node.health_marked_at = "check", now
             node.health_generation = (node.health_generation or 0) + 1
         _event(session, member, snapshot, "CHECK_COMPLETE", f"Check passed: {verdict.reason}", now)
+        return True
 
     def _start(
         self,

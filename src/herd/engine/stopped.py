@@ -1,0 +1,101 @@
+"""What a cancelled action leaves behind, made consistent (issue 24).
+
+A cancel stops an action between driver calls: calls under way finish and are
+written, the children that never ran end CANCELLED. Before this module the rest
+stayed as the action had left it: a cluster RESIZING or CREATING for good,
+``desired_capacity`` disagreeing with the members, node rows planned for creations
+that never ran (no resource behind them), members DELETING whose deletion never
+started. In the transaction that ends the action:
+
+* a node row planned by a creation that never ran is removed (it has no resource);
+* a member whose deletion never ran is ACTIVE again (its resource is untouched);
+* a change of size stops where it is: ``desired_capacity`` becomes the number of
+  members, within ``min_size`` and ``max_size``;
+* the cluster's status is evaluated from its members, as at the end of every action.
+
+Deletions keep their own rule (docs/deletion.md): an accepted deletion is never
+dropped, so a cancelled CLUSTER_DELETE or NODE_DELETE of a node that still exists
+leaves the tombstone for the next DELETE or restart; only the cluster around a node
+already gone is brought up to date.
+"""
+
+from __future__ import annotations
+
+from herd.engine.clusters import evaluate_in
+from herd.engine.execution import ActionExecution
+from herd.engine.recovery import INTERRUPTED
+from herd.store import actions as action_store
+from herd.store import clusters
+from herd.store import nodes as node_store
+from herd.store.database import Session
+from herd.types import ActionName, ActionStatus, ClusterStatus, NodeStatus
+
+#: cluster actions whose cancel leaves the cluster at the size it reached
+SIZE_CHANGES = frozenset(
+    {
+        ActionName.CLUSTER_CREATE,
+        ActionName.CLUSTER_SCALE_OUT,
+        ActionName.CLUSTER_SCALE_IN,
+        ActionName.CLUSTER_RESIZE,
+        ActionName.CLUSTER_DEL_NODES,
+        ActionName.CLUSTER_ADD_NODES,
+        ActionName.NODE_CREATE,
+        ActionName.NODE_DELETE,
+    }
+)
+#: why a member whose deletion was cancelled before it started is ACTIVE again
+DELETION_CANCELLED = "Deletion cancelled before it started"
+_NEVER_RAN = (ActionStatus.CANCELLED, ActionStatus.FAILED)
+
+
+def settle_cancelled(session: Session, ex: ActionExecution, now: float) -> None:
+    """Make the cluster (or node) a cancelled action worked on consistent again."""
+    if ex.action is ActionName.CLUSTER_DELETE:
+        return
+    if ex.action is not ActionName.NODE_DELETE:  # its node keeps its tombstone
+        _undo_children_that_never_ran(session, ex.id, now)
+    cluster_id = ex.target if ex.action.is_cluster_action else ex.cluster_id
+    if not cluster_id:
+        return
+    cluster = clusters.get(session, cluster_id)
+    if cluster is None or cluster.status == ClusterStatus.DELETING:
+        return
+    if ex.action in SIZE_CHANGES:
+        session.flush()
+        members = clusters.member_count(session, cluster.id)
+        upper = cluster.max_size if cluster.max_size >= 0 else members
+        cluster.desired_capacity = max(cluster.min_size, min(members, upper))
+    evaluate_in(session, cluster, ex.action, user=ex.user, now=now)
+
+
+def _undo_children_that_never_ran(session: Session, parent_id: str, now: float) -> None:
+    """Planned node rows without a resource go; members whose deletion never ran stay.
+
+    A child the engine cancelled never had its driver call: calls under way are
+    waited for and written before the cancel ends the children (``NodeOperations.run``).
+    """
+    creations: list[str] = []
+    deletions: list[str] = []
+    for child in action_store.children(session, parent_id):
+        if child.status not in _NEVER_RAN:
+            continue
+        if child.action == ActionName.NODE_CREATE:
+            creations.append(child.target)
+        elif child.action == ActionName.NODE_DELETE:
+            deletions.append(child.target)
+    unmade = [n.id for n in node_store.get_many(session, creations) if not n.physical_id]
+    node_store.delete_many(session, unmade)
+    kept = [
+        {"id": n.id, "status": NodeStatus.ACTIVE, "status_reason": DELETION_CANCELLED}
+        | {"updated_at": now}
+        for n in node_store.get_many(session, deletions)
+        if n.physical_id and _left_deleting(n.status, n.status_reason)
+    ]
+    node_store.update_many(session, kept)
+
+
+def _left_deleting(status: str, reason: str | None) -> bool:
+    """DELETING, or the ERROR ``end_children`` gives a node its ended child left half-way."""
+    if status == NodeStatus.DELETING:
+        return True
+    return status == NodeStatus.ERROR and (reason or "").startswith(INTERRUPTED)
