@@ -193,15 +193,25 @@ def test_crash_loop_is_recovered_with_backoff(harness: Harness) -> None:
             stop.wait(0.05)
 
     killer = threading.Thread(target=keep_killing, daemon=True)
+    began = time.monotonic()
     killer.start()
-    window = 6.0
-    time.sleep(window)
-    stop.set()
-    killer.join(5)
+
+    def backed_off() -> bool:
+        deferred = any(e.action == "HEALTH_BACKOFF" for e in harness.events(node.id))
+        return deferred and len(recover_actions(harness, cluster)) >= 2
+
+    try:
+        # a condition, not a fixed window: on a busy machine the loop simply turns slower
+        wait_for(backed_off, timeout=90)
+    finally:
+        stop.set()
+        killer.join(5)
+    elapsed = time.monotonic() - began
     started = len(recover_actions(harness, cluster))
-    # Back-off 0.5, 1, 2, 4 s (cap 4): about 5 recoveries in 6 s, not one per tick (~100).
-    print(f"crash loop: {started} recoveries in {window:.0f}s")
-    assert 2 <= started <= 7
+    # Back-off 0.5, 1, 2, 4 s (cap 4): a handful of recoveries, never one per lifecycle event
+    # (the killer reports a crash every 50 ms, hundreds in the same time).
+    print(f"crash loop: {started} recoveries in {elapsed:.1f}s")
+    assert 2 <= started <= 3 + elapsed / 2
     deferred = [e for e in harness.events(node.id) if e.action == "HEALTH_BACKOFF"]
     assert deferred and all(e.status == "DEFERRED" for e in deferred)
     assert "recoveries in a row" in deferred[0].status_reason
