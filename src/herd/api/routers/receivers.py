@@ -64,7 +64,7 @@ def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dic
 def create_receiver(
     request: Request, services: ServicesDep, ctx: Context, body: Any = Body(None)
 ) -> dict[str, Any]:
-    parsed = parse_body(ReceiverCreate, body, envelope="receiver")
+    parsed = parse_body(ReceiverCreate, body, envelope="receiver", request_object=True)
     with services.database.write() as session:
         row = service.create_receiver(session, services, ctx, parsed, base_url(request, services))
         session.flush()
