@@ -279,7 +279,9 @@ def test_senlin_api_tests_pass(stack: tuple[KeystoneBed, HerdServer], tmp_path: 
     assert len(results) >= 300, (
         f"tempest ran too few tests: {run.stdout[-3000:]}{run.stderr[-3000:]}"
     )
-    assert counts["success"] >= 172, counts  # measured with this branch: it may only grow
+    # measured with the real Neutron: 219 passed in a run where one worker's 45 tests could not
+    # log in (237 reported); with every test running more pass. It may only grow.
+    assert counts["success"] >= 219, counts
     unexpected, fixed = verdict(results)
     for test in unexpected:
         print("FAIL", test)
