@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor nova-bed keystone-bed tempest-bed heat-bed
+.PHONY: install serve test lint typecheck bench screenshots clean ui-vendor nova-bed neutron-bed keystone-bed tempest-bed heat-bed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,11 @@ install: $(STAMP)
 ## in their own venv under $(NOVA_BED_DIR) (default .beds/nova); does nothing when installed.
 nova-bed:
 	PYTHON=$(PYTHON) scripts/nova-bed/install.sh
+
+## The Nova bed's Neutron (neutron 29, the release of nova 34) in its own venv under
+## $(NEUTRON_BED_DIR) (default .beds/neutron); without it the bed serves a stub with no networks.
+neutron-bed:
+	PYTHON=$(PYTHON) scripts/neutron-bed/install.sh
 
 ## Test beds for the OpenStack tests (issue 30), each in its own venv under .beds/ (ignored by git).
 ## Keystone (from PyPI, on SQLite, under gunicorn) for `herd serve --auth keystone`.
@@ -68,7 +73,7 @@ serve: $(STAMP)
 
 ## The whole test suite (unit, functional on SQLite and PostgreSQL, end-to-end, against a real
 ## Nova), plus lint, the import contracts (layering, pure decision code) and types.
-test: $(STAMP) nova-bed keystone-bed tempest-bed heat-bed
+test: $(STAMP) nova-bed neutron-bed keystone-bed tempest-bed heat-bed
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
@@ -90,7 +95,7 @@ screenshots: $(STAMP)
 ## bench/api.py needs wrk (Debian package wrk) and starts PostgreSQL as the tests do (so does
 ## bench/scale.py: 1, 2 and 4 `herd engine` processes on one database); bench/nova_bed.py starts
 ## the Nova bed (rabbitmq-server); bench/dashboard.py drives Debian's chromium and chromium-driver.
-bench: $(STAMP) nova-bed
+bench: $(STAMP) nova-bed neutron-bed
 	$(BIN)/python bench/api.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/scale.py

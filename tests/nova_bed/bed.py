@@ -4,14 +4,15 @@ What runs, all on 127.0.0.1 on ports chosen when it starts, everything under ``b
 a private RabbitMQ, a throwaway PostgreSQL (Nova's api, cell0 and cell1 databases and
 Placement's; SQLite locks under concurrent boots), Glance (SQLite, file store), Placement
 (noauth2), nova-api (gunicorn), nova-conductor, nova-scheduler, two nova-compute with Nova's
-fake virt driver (hosts compute1 in az1 and compute2 in az2), and an empty Neutron stand-in;
-a second nova-api for the second region of clouds.yaml (``tests/nova_bed/regions.py``).
+fake virt driver (hosts compute1 in az1 and compute2 in az2), Neutron: the real one of
+``make neutron-bed`` with the network ``private``, or else an empty stand-in
+(``tests/nova_bed/neutron.py``), and a second nova-api for the second region of clouds.yaml
+(``tests/nova_bed/regions.py``).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.nova_bed import configs, regions, seed
+from tests.nova_bed import configs, neutron, regions, seed
 from tests.nova_bed.configs import COMPUTE_HOSTS, Urls
 from tests.nova_bed.processes import BedError, Service, run_checked, stop_groups
 from tests.nova_bed.rabbit import Rabbit
@@ -28,7 +29,7 @@ from tests.postgres import find_binaries, free_port, psycopg_url, start_local_se
 CLOUD_NAME = "herd-nova-bed"
 NOTIFICATION_EXCHANGE = "nova"
 NOTIFICATION_TOPIC = "versioned_notifications"
-DATABASES = ("nova_api", "nova_cell0", "nova_cell1", "placement")
+DATABASES = ("nova_api", "nova_cell0", "nova_cell1", "placement", "neutron")
 # every bed process: scripts/nova-bed (herd_bed_auth for the paste pipelines) on the path
 BED_ENV = {"PYTHONPATH": str(configs.SCRIPTS), "PYTHONWARNINGS": "ignore"}
 
@@ -50,6 +51,11 @@ class BedInfo:
     images: dict[str, str]
     logs: str
     timings: dict[str, float] = field(default_factory=dict)
+    #: the real Neutron's networks and subnets by name (``private``, ``private-subnet``);
+    #: empty with the stub, and then ``neutron_missing`` says why
+    networks: dict[str, str] = field(default_factory=dict)
+    subnets: dict[str, str] = field(default_factory=dict)
+    neutron_missing: str | None = None
     notification_exchange: str = NOTIFICATION_EXCHANGE
     notification_topic: str = NOTIFICATION_TOPIC
 
@@ -136,12 +142,18 @@ class NovaBed:
         self.nova_dir = configs.write_nova(self.base, urls)
         self.placement_dir = configs.write_placement(self.base, urls)
         self.glance_dir = configs.write_glance(self.base, self.ports["glance"])
-        neutron_stub = str(Path(__file__).with_name("neutron_stub.py"))
-        argv = [sys.executable, neutron_stub, str(self.ports["neutron"])]
-        self._service(Service("neutron-stub", argv, self.logs / "neutron-stub.log"))
+        self.neutron_missing = neutron.not_installed_reason()
+        self.neutron: neutron.Neutron | None = None
+        if self.neutron_missing is None:
+            self.neutron = neutron.Neutron(
+                self.base, self.logs, self.ports["neutron"], dbs["neutron"]
+            )
+        else:
+            self._service(neutron.stub_service(self.ports["neutron"], self.logs))
 
         _in_parallel(
             [
+                self._neutron,
                 self._glance,
                 self._placement,
                 self._nova_api_db,
@@ -154,13 +166,14 @@ class NovaBed:
         self._mark("rabbitmq")
         self._nova()
         for service in self.services:
-            if service.name in ("neutron-stub", "glance-api", "placement-api"):
+            if service.name in ("neutron-stub", "neutron-api", "glance-api", "placement-api"):
                 service.wait_http(self._url(service.name.split("-")[0]) + "/")
             elif service.name == "nova-api":
                 service.wait_http(self._url("nova_api") + "/v2.1/")
             elif service.name == regions.API_SERVICE:
                 service.wait_http(self._url(regions.API_PORT) + "/v2.1/")
         self._mark("apis")
+        network = self.neutron.seed() if self.neutron is not None else None
 
         compute_url = self._url("nova_api") + "/v2.1"
         seeder = seed.Seeder(compute_url, urls.glance, urls.placement, self.services)
@@ -198,6 +211,9 @@ class NovaBed:
             images=images,
             logs=str(self.logs),
             timings=dict(self.timings),
+            networks=network.networks if network else {},
+            subnets=network.subnets if network else {},
+            neutron_missing=self.neutron_missing,
         )
 
     def _url(self, name: str) -> str:
@@ -212,6 +228,11 @@ class NovaBed:
         run_checked(argv, self.logs / "glance-manage.log", env, "glance-manage db_sync")
         app = "glance.wsgi.api:application"
         self._service(_gunicorn("glance-api", app, self.ports["glance"], self.logs, env))
+
+    def _neutron(self) -> None:
+        if self.neutron is not None:
+            self.neutron.schema()
+            self._service(self.neutron.service())
 
     def _placement(self) -> None:
         env = {**BED_ENV, "OS_PLACEMENT_CONFIG_DIR": str(self.placement_dir)}

@@ -1,5 +1,8 @@
 """A Neutron that has nothing: every collection is empty, every single resource is missing.
 
+The bed serves it only where the real Neutron is not installed (``make neutron-bed``;
+tests/nova_bed/neutron.py): the tests that need a network then skip, saying so.
+
 Run as a script (``python neutron_stub.py PORT``, standard library only) by the Nova bed.
 Nova boots with ``networks='none'`` never ask Neutron, but deleting a server lists its ports
 and floating IPs; answering empty lists is all Nova needs. This is a stand-in at a boundary the

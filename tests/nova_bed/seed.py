@@ -4,7 +4,8 @@ Names: the flavors ``m1.tiny`` (id ``1``, what senlin-tempest-plugin's spec name
 ``1``), ``m1.small`` (id ``2``), ``new_flavor`` (the flavor senlin-tempest-plugin updates
 profiles to) and ``m1.toobig`` (more RAM than any fake hypervisor has: "No valid host was
 found"); the images ``cirros-0.6.2-x86_64-disk`` and ``cirros-0.4.0-x86_64-disk`` (the name in
-senlin-tempest-plugin's server spec), each a few bytes: the fake virt driver never reads them.
+senlin-tempest-plugin's server spec) and ``new_image`` (the image its profile update tests
+switch to), each a few bytes: the fake virt driver never reads them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ FLAVORS = (
     ("3", "new_flavor", 1024, 1, 1),
     ("99", "m1.toobig", 1_000_000, 1, 1),
 )
-IMAGES = ("cirros-0.6.2-x86_64-disk", "cirros-0.4.0-x86_64-disk")
+IMAGES = ("cirros-0.6.2-x86_64-disk", "cirros-0.4.0-x86_64-disk", "new_image")
 TOO_BIG = "m1.toobig"
 
 

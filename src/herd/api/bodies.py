@@ -22,15 +22,19 @@ from herd.api.schemas.base import RequestModel, parse_body
 Model = TypeVar("Model", bound=RequestModel)
 
 
-def json_body(model: type[Model], *, envelope: str | None = None) -> Any:
+def json_body(
+    model: type[Model], *, envelope: str | None = None, request_object: bool = False
+) -> Any:
     """The dependency that gives a route its body as ``model`` (see the module docstring).
 
     Args:
         model: The request model.
         envelope: The key Senlin wraps the body in (``{"receiver": {...}}``).
+        request_object: Senlin read the body into a request object (creates): its text
+            for a missing envelope differs (see :func:`parse_body`).
     """
 
     def parse(body: Any = Body(None)) -> Model:
-        return parse_body(model, body, envelope=envelope)
+        return parse_body(model, body, envelope=envelope, request_object=request_object)
 
     return Depends(parse)

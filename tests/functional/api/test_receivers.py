@@ -113,7 +113,7 @@ def test_webhook_base_url_setting(api_client: ApiClientFactory, settings: Settin
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({}, "Malformed request data, missing 'receiver' key in request body."),
+        ({}, "Request body missing 'receiver' key."),
         ({"receiver": []}, "The data provided is not a map"),
         (body(color="red"), "Additional properties are not allowed ('color' was unexpected)"),
         (body(name=None), "'name' is a required property"),

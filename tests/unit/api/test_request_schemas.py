@@ -190,6 +190,11 @@ def test_envelope_errors(raw: Any, message: str) -> None:
     assert error_of(ClusterCreate, raw, envelope="cluster")[0] == message
 
 
+def test_a_request_objects_missing_envelope_has_senlins_other_text() -> None:
+    error = error_of(ClusterCreate, {}, envelope="cluster", request_object=True)
+    assert error == ("Request body missing 'cluster' key.", "cluster")
+
+
 def test_run_time_maximum_comes_from_the_context() -> None:
     body = {"cluster": {"name": "c", "profile_id": "p", "max_size": 50}}
     assert parse_body(ClusterCreate, body, envelope="cluster").max_size == 50

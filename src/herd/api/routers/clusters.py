@@ -73,7 +73,9 @@ def _limits(services: ServicesDep) -> dict[str, int]:
 
 @router.post("", status_code=202, openapi_extra=openapi_body(ClusterCreate, envelope="cluster"))
 def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> JSONResponse:
-    request = parse_body(ClusterCreate, body, envelope="cluster", context=_limits(services))
+    request = parse_body(
+        ClusterCreate, body, envelope="cluster", context=_limits(services), request_object=True
+    )
     with services.database.write() as session:
         cluster, action = service.create_cluster(session, services, ctx, request)
         session.flush()

@@ -48,7 +48,7 @@ async def list_nodes(request: Request) -> Response:
 
 @router.post("", status_code=202, openapi_extra=openapi_body(NodeCreate, envelope="node"))
 def create_node(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> JSONResponse:
-    request = parse_body(NodeCreate, body, envelope="node")
+    request = parse_body(NodeCreate, body, envelope="node", request_object=True)
     with services.database.write() as session:
         node, action = service.create_node(session, services, ctx, request)
         session.flush()

@@ -66,7 +66,9 @@ def create_receiver(
     request: Request,
     services: ServicesDep,
     ctx: Context,
-    parsed: Annotated[ReceiverCreate, json_body(ReceiverCreate, envelope="receiver")],
+    parsed: Annotated[
+        ReceiverCreate, json_body(ReceiverCreate, envelope="receiver", request_object=True)
+    ],
 ) -> dict[str, Any]:
     with services.database.write() as session:
         row = service.create_receiver(session, services, ctx, parsed, base_url(request, services))

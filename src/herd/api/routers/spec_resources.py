@@ -49,7 +49,7 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
             return {plural: [for_caller(ctx, view(row)) for row in rows]}
 
     def create(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
-        request: Any = parse_body(spec.create_request, body, envelope=kind)
+        request: Any = parse_body(spec.create_request, body, envelope=kind, request_object=True)
         # validated before the transaction: a Nova profile's check asks the cloud
         parsed = spec.parse_spec(services, request.spec)
         with services.database.write() as session:
@@ -59,7 +59,7 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
 
     def validate(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
         require(ctx.version, "1.2")
-        request = parse_body(SpecValidate, body, envelope=kind)
+        request = parse_body(SpecValidate, body, envelope=kind, request_object=True)
         return {kind: view(service.validate(services, ctx, spec, request))}
 
     def show(services: ServicesDep, ctx: ReaderContext, ident: str = identity) -> dict[str, Any]:

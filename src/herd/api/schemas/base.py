@@ -269,6 +269,7 @@ def parse_body(
     label: str | None = None,
     ignore: Iterable[str] = (),
     context: Mapping[str, Any] | None = None,
+    request_object: bool = False,
 ) -> Model:
     """Validate a raw JSON body into ``model``; raise InvalidRequest with Senlin's texts.
 
@@ -280,15 +281,20 @@ def parse_body(
         ignore: Keys dropped before validation (fields an older microversion did not
             have, which Senlin ignores rather than rejects).
         context: Run-time values field types read (e.g. ``max_nodes_per_cluster``).
+        request_object: Senlin read this body into one of its request objects (the creates
+            and validates), whose missing envelope is "Request body missing 'x' key."; its
+            updates looked for the envelope first: "Malformed request data, missing ...".
     """
     check_json(raw)
     data = raw
     if envelope is not None:
         if not isinstance(raw, Mapping) or raw.get(envelope) is None:
-            raise InvalidRequest(
-                f"Malformed request data, missing '{envelope}' key in request body.",
-                field=envelope,
+            message = (
+                f"Request body missing '{envelope}' key."
+                if request_object
+                else f"Malformed request data, missing '{envelope}' key in request body."
             )
+            raise InvalidRequest(message, field=envelope)
         data = raw[envelope]
     if data is None:
         data = {}

@@ -74,4 +74,5 @@ PROFILES: SpecKind[ProfileRow] = SpecKind(
     in_use_message=(
         "The profile '{id}' cannot be deleted: still referenced by some clusters and/or nodes."
     ),
+    refuse_empty_update=True,
 )

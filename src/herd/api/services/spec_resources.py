@@ -18,7 +18,7 @@ from herd.api.schemas.base import RequestModel
 from herd.api.schemas.specs import SpecValidate
 from herd.api.services import deletions
 from herd.api.services.common import refuse_if_deleting
-from herd.errors import ResourceInUse
+from herd.errors import InvalidRequest, ResourceInUse
 from herd.store import spec_rows
 from herd.store.database import Session
 from herd.store.events import record
@@ -47,6 +47,9 @@ class SpecKind(Generic[SpecRow]):
     in_use: Callable[[Session, str], bool]
     #: the 409 text when something still refers to it ({id} is its id)
     in_use_message: str
+    #: an update that gives nothing is Senlin's 400 "No property needs an update." (its
+    #: profile update said so; its policy update answered the policy unchanged)
+    refuse_empty_update: bool = False
 
 
 def sync_event(
@@ -140,6 +143,8 @@ def update(
     row = find_visible(session, ctx, spec, identity)
     refuse_if_deleting(session, spec.kind, [row.id])
     changes = spec.updated_columns(request)
+    if not changes and spec.refuse_empty_update:
+        raise InvalidRequest("No property needs an update.")
     if changes:
         for column, value in changes.items():
             setattr(row, column, value)
