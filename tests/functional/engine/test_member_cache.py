@@ -20,7 +20,7 @@ from tests.functional.engine.harness import PROJECT, Harness
 from herd.policies.members import MemberTable
 from herd.policies.ranking import rank_victims
 from herd.store import clusters as cluster_store
-from herd.store import member_marks, member_revisions
+from herd.store import mark_batches, member_marks, member_revisions
 from herd.store import nodes as node_store
 from herd.store.database import Database
 from herd.store.lookup import Scope
@@ -79,15 +79,12 @@ def _api_mark(database: Database, node: NodeRow) -> None:
         assert node.cluster_id is not None
         ref = member_marks.find_cluster(connection, node.cluster_id, Scope(PROJECT, False))
         member = member_marks.find_member(connection, ref, node.id)
-        member_marks.write_health(
-            session,
-            ref.id,
-            member,
-            health=HealthStatus.CHECK_FAILED,
-            reason="test",
-            marked_by="u",
-            now=time.time(),
-        )
+        values = list(member.values)
+        values[member_marks.HEALTH] = HealthStatus.CHECK_FAILED
+        values[member_marks.HEALTH_REASON], values[member_marks.MARKED_BY] = "test", "u"
+        values[member_marks.MARKED_AT] = time.time()
+        values[member_marks.GENERATION] = (values[member_marks.GENERATION] or 0) + 1
+        mark_batches.write_health(session, {member.id: (ref.id, values)})
 
 
 def _bulk_update(database: Database, node: NodeRow) -> None:
