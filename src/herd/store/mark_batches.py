@@ -115,11 +115,9 @@ def write_health(session: Session, written: Mapping[str, tuple[str, Sequence[Any
     """
     if not written:
         return
-    by_cluster: dict[str, list[str]] = {}
-    for node_id, (cluster_id, _) in written.items():
-        by_cluster.setdefault(cluster_id, []).append(node_id)
-    for cluster_id, node_ids in by_cluster.items():
-        member_revisions.touch(session, cluster_id, node_ids)
+    for node_id, (cluster_id, values) in written.items():
+        health = values[member_marks.HEALTH]
+        member_revisions.touch(session, cluster_id, (node_id,), state=(None, health))
     params = [
         {
             "node_id": node_id,
