@@ -20,7 +20,7 @@ import numpy as np
 
 from herd.domain.snapshots import NodeSnapshot
 from herd.policies.columns import NodeColumns
-from herd.policies.ranking import ORDER_COLUMNS, carry_kept_orders
+from herd.policies.kept_order import ORDER_COLUMNS, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
 
