@@ -353,6 +353,8 @@ def _with_states(
     columns._cache.update(
         (key, value) for key, value in list(cols._cache.items()) if key.startswith(_RANK_FREE)
     )
-    updated = MemberTable(dataclasses.replace(old, **lists), columns)
+    updated = MemberTable(
+        dataclasses.replace(old, status=lists["status"], health=lists["health"]), columns
+    )
     updated._positions = positions
     return updated

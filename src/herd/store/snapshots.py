@@ -113,7 +113,7 @@ _MEMBER_COLUMNS = (
 
 
 @functools.cache
-def _logged_changes() -> Select[Any]:
+def _logged_changes() -> Select[str, str, str | None, str | None]:
     """The member changes logged after a revision, in revision order: each node, whether its
     whole row changed or only its state, and then the new status and health.
 

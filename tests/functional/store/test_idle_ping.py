@@ -7,6 +7,7 @@ as ``pool_pre_ping`` did; one handed back moments ago is used without the extra 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -72,9 +73,12 @@ def test_a_connection_back_moments_ago_is_not_pinged(
     db = make_database()
     pings: list[object] = []
     original = db.write_engine.dialect.do_ping
-    monkeypatch.setattr(
-        db.write_engine.dialect, "do_ping", lambda c: pings.append(c) or original(c)
-    )
+
+    def counted(connection: Any) -> bool:
+        pings.append(connection)
+        return original(connection)
+
+    monkeypatch.setattr(db.write_engine.dialect, "do_ping", counted)
     first = _backend(db)
     assert _backend(db) == first and pings == []
     # Such a connection, dropped meanwhile, fails its next use (as with pool_pre_ping when the
