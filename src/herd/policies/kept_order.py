@@ -19,6 +19,8 @@ from herd.policies.columns import Bucket, IntArray, NodeColumns
 from herd.policies.rank_keys import column, full_sort, key_functions
 from herd.types import Criteria
 
+#: the cache key prefix of a kept order's places (``members.MemberTable.with_states`` keeps it)
+_PLACE = "place-"
 #: Criteria whose order depends on the members alone, so it can be kept between decisions.
 KEPT_CRITERIA = frozenset(
     (Criteria.OLDEST_FIRST, Criteria.YOUNGEST_FIRST, Criteria.OLDEST_PROFILE_FIRST)
@@ -132,12 +134,18 @@ def _cached(cols: NodeColumns, name: str, build: Callable[[], npt.NDArray[Any]])
 
 def _broken_in_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
     """Every broken member (protected too), by bucket and then by the kept order."""
-    order = kept_order(cols, criteria)
+    place = _cached(cols, _PLACE + criteria.value, lambda: _places(kept_order(cols, criteria)))
     broken = np.flatnonzero(cols.bucket < Bucket.GOOD)
-    place = np.empty(len(order), dtype=np.int64)
-    place[order] = np.arange(len(order), dtype=np.int64)
     result: IntArray = broken[np.lexsort((place[broken], cols.bucket[broken]))]
     return result
+
+
+def _places(order: IntArray) -> npt.NDArray[np.int32]:
+    """Each member's place in ``order`` (kept beside it: a table patched with new states
+    carries both, and its broken members are then sorted without a pass over every member)."""
+    place = np.empty(len(order), dtype=np.int32)
+    place[order] = np.arange(len(order), dtype=np.int32)
+    return place
 
 
 def rank_kept(

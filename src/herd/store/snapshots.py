@@ -12,7 +12,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, String, bindparam, select, type_coerce
+from sqlalchemy import Integer, Select, String, bindparam, select, type_coerce
 from sqlalchemy.orm import Session
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
@@ -132,7 +132,8 @@ def _logged_changes() -> Select[str, str, str | None, str | None]:
             MemberChangeRow.revision > bindparam("since"),
         )
         .order_by(MemberChangeRow.revision)
-        .limit(bindparam("limit"))
+        # Typed: an untyped bound value has its type worked out on every execution.
+        .limit(bindparam("limit", type_=Integer))
     )
 
 

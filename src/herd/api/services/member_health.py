@@ -60,9 +60,13 @@ def committer(services: Services) -> GroupCommitter:
     """This app's group committer for marks (made on first use)."""
     found = services.extra.get(COMMITTER)
     if not isinstance(found, GroupCommitter):
+        # On PostgreSQL a batch waits for the server at each of its statements: written on a
+        # thread, the loop meanwhile reads the next requests (on SQLite the loop is faster:
+        # the writer and the loop only fought for the GIL, docs/benchmarks.md).
+        threads = services.settings.api_database_threads or not services.database.is_sqlite
         found = services.extra[COMMITTER] = GroupCommitter(
             services.database,
-            threads=services.settings.api_database_threads,
+            threads=threads,
             batch=lambda session, marks: mark_members(session, services, marks),
         )
     return found
