@@ -20,8 +20,9 @@ database (the same generated data), read with the engine's own call
 * *held*: the members unchanged since the engine's last decision (its member
   cache answers after one revision lookup);
 * *1%*: another process changed 1% of the members (a status each) since the last
-  decision; the engine reads the revision, the change log and those members, and
-  patches its table (store/member_cache.py).
+  decision; the engine reads the revision and the change log, which carries the new
+  statuses (a row change would read those members again), and patches its table
+  (store/member_cache.py).
 
 With ``--old-path`` (sizes up to ``--old-max``) it also times the path the engine
 took before issue 10 (ORM rows, then ``NodeSnapshot`` objects): read once,

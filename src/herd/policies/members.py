@@ -10,7 +10,8 @@ counting zones, the preview showing victims).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+import dataclasses
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any, overload
@@ -19,7 +20,7 @@ import numpy as np
 
 from herd.domain.snapshots import NodeSnapshot
 from herd.policies.columns import NodeColumns
-from herd.policies.ranking import ORDER_COLUMNS, carry_kept_orders
+from herd.policies.kept_order import ORDER_COLUMNS, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
 
@@ -40,6 +41,20 @@ class MemberLists:
     deletion_cost: list[float]
     tainted: list[bool]
     physical_id: list[str | None]
+
+
+@dataclass(frozen=True)
+class MemberChanges:
+    """What changed in a cluster's members since a table was read (see ``store/snapshots.py``).
+
+    ``rewritten``: members whose rows changed in any column, or left; ``fresh`` holds the
+    current rows of those still in the cluster. ``states``: members of which only the status
+    or the health changed, with their new values (None: unchanged).
+    """
+
+    rewritten: Collection[str]
+    fresh: MemberTable
+    states: Mapping[str, tuple[str | None, str | None]]
 
 
 class MemberTable(Sequence[NodeSnapshot]):
@@ -72,6 +87,22 @@ class MemberTable(Sequence[NodeSnapshot]):
         reading every member again would give, in index order.
         """
         return _patch(self, changed, fresh)
+
+    def updated(self, changes: MemberChanges) -> MemberTable | None:
+        """This table with ``changes`` applied; None if they do not fit it (read again)."""
+        table = self.patched(changes.rewritten, changes.fresh) if changes.rewritten else self
+        return table.with_states(changes.states) if changes.states else table
+
+    def with_states(
+        self, states: Mapping[str, tuple[str | None, str | None]]
+    ) -> MemberTable | None:
+        """This table with a new status or health (None: unchanged) for some members; None
+        if one of them is not in the table.
+
+        Only the status and health lists and the removal ranks are new: every other list
+        and array, the zone and region codes and the kept orders are this table's.
+        """
+        return _with_states(self, states)
 
     def __len__(self) -> int:
         return len(self.lists.ids)
@@ -271,3 +302,59 @@ def _replaced(array: Any, source: Any, heres: list[int], ats: list[int]) -> Any:
     array = array.copy()
     array[here] = after
     return array
+
+
+#: what a table's columns cache that does not depend on the removal ranks
+_RANK_FREE = ("order-", "place-", "unprotected", "zone", "region")
+
+
+def _with_states(
+    table: MemberTable, states: Mapping[str, tuple[str | None, str | None]]
+) -> MemberTable | None:
+    positions = table.position_of()
+    heres = [positions.get(node_id) for node_id in states]
+    if None in heres:
+        return None
+    at: list[int] = heres  # type: ignore[assignment]
+    old = table.lists
+    lists = {"status": old.status, "health": old.health}
+    now: dict[str, list[str]] = {}
+    for name, which in (("status", 0), ("health", 1)):
+        held = lists[name]
+        now[name] = [held[p] if v[which] is None else v[which]  # type: ignore[misc]
+                     for p, v in zip(at, states.values(), strict=True)]  # fmt: skip
+        if list(map(held.__getitem__, at)) != now[name]:
+            values = list(held)
+            for here, value in zip(at, now[name], strict=True):
+                values[here] = value
+            lists[name] = values
+    if lists["status"] is old.status and lists["health"] is old.health:
+        return table
+    cols = table.columns
+    ranks = NodeColumns.from_arrays(
+        [old.ids[p] for p in at],
+        status=now["status"],
+        health=now["health"],
+        tainted=[old.tainted[p] for p in at],
+        created_at=cols.created_at[at],
+    ).bucket
+    columns = NodeColumns(
+        ids=cols.ids,
+        zone=cols.zone,
+        region=cols.region,
+        index=cols.index,
+        bucket=_replaced(cols.bucket, ranks, at, list(range(len(at)))),
+        created_at=cols.created_at,
+        profile_created_at=cols.profile_created_at,
+        deletion_cost=cols.deletion_cost,
+        protected=cols.protected,
+    )
+    # list() copies the items in one step: another decision may be adding to the cache.
+    columns._cache.update(
+        (key, value) for key, value in list(cols._cache.items()) if key.startswith(_RANK_FREE)
+    )
+    updated = MemberTable(
+        dataclasses.replace(old, status=lists["status"], health=lists["health"]), columns
+    )
+    updated._positions = positions
+    return updated

@@ -24,6 +24,7 @@ from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import (
     ArgumentError,
+    DisconnectionError,
     IntegrityError,
     NoSuchModuleError,
     OperationalError,
@@ -51,6 +52,8 @@ MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: the ``PRAGMA synchronous`` levels herd accepts (both durable across process crashes in WAL)
 SQLITE_SYNCHRONOUS = ("NORMAL", "FULL")
+#: PostgreSQL: a pooled connection idle for longer than this is pinged before use
+PING_AFTER_IDLE = 1.0
 #: members (over all clusters) a process keeps in memory between decisions
 DEFAULT_MEMBER_CACHE = 1_000_000
 
@@ -129,6 +132,34 @@ def _sqlite_engine(url: str, *, immediate: bool, synchronous: str) -> Engine:
     return engine
 
 
+def _ping_when_idle(engine: Engine, idle_seconds: float) -> None:
+    """Check a pooled connection before use only when it has been idle a while.
+
+    ``pool_pre_ping`` checks every connection on every checkout: on PostgreSQL a round trip
+    of its own, as long as the one statement of a ``GET /v1/nodes/<id>``. A connection handed
+    back moments ago is as alive as the ping would show, so only one idle for longer than
+    ``idle_seconds`` is pinged; a dead one is replaced (``DisconnectionError`` makes the pool
+    connect again) before anyone uses it. A server that goes away while a connection is in
+    use fails that use, as it did with the pre-ping, and the pool then drops all its
+    connections (SQLAlchemy's disconnect handling).
+    """
+    idle_since = "herd.idle_since"
+
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info[idle_since] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get(idle_since)
+        if since is None or time.monotonic() - since < idle_seconds:
+            return  # new, or handed back moments ago
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:
+            raise DisconnectionError(f"a pooled connection is gone: {exc}") from exc
+
+
 def _sqlite_directory(directory: Path) -> None:
     """Make the SQLite file's directory if only it is missing (the data directory).
 
@@ -189,10 +220,10 @@ class Database:
                     self.url,
                     pool_size=20,
                     max_overflow=40,
-                    pool_pre_ping=True,
                     json_serializer=_json_text,
                     json_deserializer=_json_value,
                 )
+                _ping_when_idle(self.write_engine, PING_AFTER_IDLE)
                 self.read_engine = self.write_engine
         except (ArgumentError, NoSuchModuleError, ImportError) as exc:
             raise DatabaseUnavailable(

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy.orm import Session
 
-from herd.policies.members import MemberTable
+from herd.policies.members import MemberChanges, MemberTable
 from herd.store import member_revisions
 
 #: session.info key under which a Database's sessions carry its cache
@@ -48,6 +48,9 @@ PATCH_SHARE = 0.25
 AUDIT = os.environ.get("HERD_MEMBER_CACHE_AUDIT") == "1"
 
 Reader = Callable[..., MemberTable]
+#: ``(session, cluster_id, since, limit)``: what changed in the members after ``since``
+#: (None: more than ``limit`` changes, or every member)
+ChangeReader = Callable[[Session, str, int, int], MemberChanges | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +78,14 @@ class MemberCache:
         self._members = 0
         self._lock = threading.Lock()
 
-    def members(self, session: Session, cluster_id: str, read: Reader) -> MemberTable:
+    def members(
+        self, session: Session, cluster_id: str, read: Reader, read_changes: ChangeReader
+    ) -> MemberTable:
         """The cluster's members as of now, from memory where the revision allows.
 
-        ``read(session, cluster_id, only=None)`` reads members from the database
-        (all of them, or those of the given ids).
+        ``read(session, cluster_id)`` reads every member from the database;
+        ``read_changes(session, cluster_id, revision, limit)`` those written after a
+        revision (up to ``limit`` of them).
         """
         revision, horizon = member_revisions.revision_of(session, cluster_id)
         held = self._get(cluster_id)
@@ -88,10 +94,10 @@ class MemberCache:
             table = held.table
             self.counts.hits += 1
         elif held is not None and horizon <= held.revision < revision:
-            changed = member_revisions.changed_since(session, cluster_id, held.revision)
-            if changed is not None and len(changed) <= max(64, PATCH_SHARE * len(held.table)):
-                fresh = read(session, cluster_id, only=changed)
-                table = held.table.patched(changed, fresh)
+            limit = max(64, int(PATCH_SHARE * len(held.table)))
+            changes = read_changes(session, cluster_id, held.revision, limit)
+            table = held.table.updated(changes) if changes is not None else None
+            if table is not None:
                 self.counts.patches += 1
         if table is None:
             table = read(session, cluster_id)

@@ -1,31 +1,29 @@
-"""What marking a member (un)healthy reads and writes, in a few Core statements.
+"""What marking a member (un)healthy reads of one member, in a few Core statements.
 
-``herd.api.services.member_health`` decides; this module fetches what it decides on in
-two statements (the cluster with its tombstone; the member with its profile name, last
-check, lock holders and pending deletion) and writes the member and its event without
-ORM objects, so that a batch of marks (``herd.api.services.group_commit``) costs a few
-statements each. Every function runs in the caller's transaction and never commits.
+``herd.api.services.member_health`` decides; this module finds the cluster (with its
+tombstone) and the member (with its profile name, last check, lock holders and pending
+deletion) by id, unique name or unique short id, without ORM objects. A batch of marks
+reads the members it names by full id all at once (``herd.store.mark_batches``, which also
+writes them); this module answers the rest one by one. Every function runs in the caller's
+transaction and never commits.
 """
 
 from __future__ import annotations
 
 import functools
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, insert, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, select
 
 from herd.errors import MultipleChoices, NotFound
-from herd.store import locks, member_revisions, node_reads
+from herd.store import node_reads
 from herd.store.lookup import Scope
 from herd.store.models import (
     ActionRow,
     ClusterLockRow,
     ClusterRow,
-    EventRow,
     NodeLockRow,
     NodeRow,
     TombstoneRow,
@@ -62,26 +60,30 @@ class Member:
 _BY = ("id", "name", "prefix")
 
 
+def tombstoned(resource_type: ResourceType, id_column: Any) -> Any:
+    """Whether the resource of ``id_column`` carries a tombstone (is being deleted)."""
+    return exists().where(
+        and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
+    )
+
+
 @functools.cache
 def _cluster_lookup(by: str, scoped: bool) -> Select[Any]:
     # Built once: the values travel as bound parameters (see node_reads._lookup).
-    tombstoned = exists().where(
-        and_(
-            TombstoneRow.resource_type == ResourceType.CLUSTER,
-            TombstoneRow.resource_id == ClusterRow.id,
-        )
+    query: Any = select(
+        ClusterRow.id, ClusterRow.name, tombstoned(ResourceType.CLUSTER, ClusterRow.id)
     )
-    query: Any = select(ClusterRow.id, ClusterRow.name, tombstoned)
     if scoped:
         query = query.where(ClusterRow.project == bindparam("project"))
     return _by(query, ClusterRow.id, ClusterRow.name, by)
 
 
-@functools.cache
-def _member_lookup(by: str, for_update: bool) -> Select[Any]:
+def member_select(cluster_id: Any) -> Select[Any]:
+    """A member's view columns, then its cluster's lock holders (of the cluster
+    ``cluster_id`` names), its node lock's holder and whether a NODE_DELETE is pending."""
     cluster_holders = (
         select(ClusterLockRow.action_ids)
-        .where(ClusterLockRow.cluster_id == bindparam("cluster_id"))
+        .where(ClusterLockRow.cluster_id == cluster_id)
         .scalar_subquery()
     )
     node_holder = (
@@ -92,10 +94,24 @@ def _member_lookup(by: str, for_update: bool) -> Select[Any]:
         ActionRow.action == ActionName.NODE_DELETE,
         ActionRow.status.in_(list(ACTIVE_ACTION_STATUSES)),
     )
-    query = (
-        node_reads.node_select(agent=False)
-        .add_columns(cluster_holders, node_holder, deleting)
-        .where(NodeRow.cluster_id == bindparam("cluster_id"))
+    return node_reads.node_select(agent=False).add_columns(cluster_holders, node_holder, deleting)
+
+
+def member_from(values: list[Any]) -> Member:
+    """A :class:`Member` from a row of :func:`member_select`."""
+    holders = values[_EXTRA]
+    return Member(
+        values=values[:_EXTRA],
+        cluster_lock_holders=[str(h) for h in holders or []],
+        node_lock_holder=values[_EXTRA + 1],
+        delete_pending=bool(values[_EXTRA + 2]),
+    )
+
+
+@functools.cache
+def _member_lookup(by: str, for_update: bool) -> Select[Any]:
+    query = member_select(bindparam("cluster_id")).where(
+        NodeRow.cluster_id == bindparam("cluster_id")
     )
     query = _by(query, NodeRow.id, NodeRow.name, by)
     return query.with_for_update(of=NodeRow) if for_update else query
@@ -161,83 +177,7 @@ def find_member(connection: Connection, cluster: ClusterRef, identity: str) -> M
         )
     if locked is not None:
         row = connection.execute(locked, {"cluster_id": cluster.id, "identity": row[0]}).one()
-    values = list(row)
-    holders = values[_EXTRA]
-    return Member(
-        values=values[:_EXTRA],
-        cluster_lock_holders=[str(h) for h in holders or []],
-        node_lock_holder=values[_EXTRA + 1],
-        delete_pending=bool(values[_EXTRA + 2]),
-    )
-
-
-def live_holder(
-    connection: Connection, action_ids: Sequence[str], dead_before: float
-) -> str | None:
-    """The name of the first action in ``action_ids`` that still holds its lock, if any.
-
-    The rule is ``herd.store.locks.live_holders``'s (one rule for every lock reader).
-    """
-    if not action_ids:
-        return None
-    alive = locks.live_holders(connection, action_ids, dead_before)
-    for action_id in action_ids:
-        if action_id in alive:
-            name = connection.execute(select(ActionRow.action).where(ActionRow.id == action_id))
-            return str(name.scalar_one())
-    return None
-
-
-_WRITE_HEALTH = (
-    update(NodeRow)
-    .where(NodeRow.id == bindparam("node_id"))
-    .values(
-        health=bindparam("new_health"),
-        health_reason=bindparam("new_reason"),
-        health_marked_by=bindparam("marked_by"),
-        health_marked_at=bindparam("marked_at"),
-        health_generation=bindparam("generation"),
-        updated_at=bindparam("marked_at"),
-    )
-)
-_INSERT_EVENT = insert(EventRow)
-
-
-def write_health(
-    session: Session,
-    cluster_id: str,
-    member: Member,
-    *,
-    health: str,
-    reason: str,
-    marked_by: str,
-    now: float,
-) -> list[Any]:
-    """Store the member's new health; return its view values as they now are."""
-    values = list(member.values)
-    generation = (values[GENERATION] or 0) + 1
-    member_revisions.touch(session, cluster_id, (member.id,))
-    session.connection().execute(
-        _WRITE_HEALTH,
-        {
-            "node_id": member.id,
-            "new_health": health,
-            "new_reason": reason,
-            "marked_by": marked_by,
-            "marked_at": now,
-            "generation": generation,
-        },
-    )
-    values[HEALTH], values[HEALTH_REASON] = health, reason
-    values[MARKED_BY], values[MARKED_AT] = marked_by, now
-    values[GENERATION], values[UPDATED_AT] = generation, now
-    return values
-
-
-def record_event(connection: Connection, **fields: Any) -> None:
-    """Insert an event row (``herd.store.events.record`` without the ORM object)."""
-    fields.setdefault("meta_data", {})
-    connection.execute(_INSERT_EVENT, {"id": str(uuid.uuid4()), **fields})
+    return member_from(list(row))
 
 
 def _unique(

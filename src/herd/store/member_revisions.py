@@ -35,8 +35,29 @@ from herd.store import size_history
 from herd.store.bulk import chunked, insert_rows
 from herd.store.models import MemberChangeRow, MemberRevisionRow, NodeRow
 
-#: session.info key: cluster id -> ids of the nodes written in the open transaction
+#: session.info key: cluster id -> ids of the nodes written in the open transaction, each
+#: with what was written of it (ROW, or the new ``(status, health)`` of a state change)
 _PENDING = "herd.member_touches"
+#: ``member_changes.fields``: any member column may have changed
+ROW = "row"
+#: ``member_changes.fields``: only the status or the health changed, to the logged values
+STATE = "state"
+#: A state change's new status and health (None: not written).
+State = tuple[str | None, str | None]
+#: The node columns a state change may write: of them, a member table (``store/snapshots.py``)
+#: holds only the status and the health, whose new values the log carries.
+STATE_COLUMNS = frozenset(
+    (
+        "status",
+        "status_reason",
+        "health",
+        "health_reason",
+        "health_marked_by",
+        "health_marked_at",
+        "health_generation",
+        "updated_at",
+    )
+)
 #: A logged node id meaning "every member may have changed": read them all again.
 EVERY_MEMBER = "*"
 #: More nodes than this in one revision are logged as EVERY_MEMBER.
@@ -47,15 +68,46 @@ _FORGET = "forget"
 KEPT_REVISIONS = 64
 
 
-def touch(session: Session, cluster_id: str | None, node_ids: Iterable[str]) -> None:
-    """Note that this transaction wrote these nodes of the cluster (None: orphans, ignored)."""
+def touch(
+    session: Session,
+    cluster_id: str | None,
+    node_ids: Iterable[str],
+    *,
+    state: State | None = None,
+) -> None:
+    """Note that this transaction wrote these nodes of the cluster (None: orphans, ignored).
+
+    ``state``: it wrote only :data:`STATE_COLUMNS` of them (a status change, a health mark),
+    setting the status and health to these values (None: that one not written); the log
+    carries them, so a reader patching its members reads nothing else.
+    """
     if cluster_id is None:
         return
-    pending: dict[str, set[str]] = session.info.setdefault(_PENDING, {})
-    pending.setdefault(cluster_id, set()).update(node_ids)
+    pending: dict[str, dict[str, str | State]] = session.info.setdefault(_PENDING, {})
+    written = pending.setdefault(cluster_id, {})
+    if state is None:
+        written.update(dict.fromkeys(node_ids, ROW))
+        return
+    for node_id in node_ids:
+        before = written.get(node_id)
+        if before == ROW:
+            continue  # the whole row is read again anyway
+        if isinstance(before, tuple):  # written twice: the later values win
+            status, health = state
+            state = (
+                before[0] if status is None else status,
+                before[1] if health is None else health,
+            )
+        written[node_id] = state
 
 
-def touch_nodes(session: Session, node_ids: Iterable[str], *, resized: bool = False) -> None:
+def touch_nodes(
+    session: Session,
+    node_ids: Iterable[str],
+    *,
+    resized: bool = False,
+    state: State | None = None,
+) -> None:
     """:func:`touch` nodes known by id only: their clusters are read first.
 
     Call it before a statement that moves or deletes them (afterwards their
@@ -70,7 +122,7 @@ def touch_nodes(session: Session, node_ids: Iterable[str], *, resized: bool = Fa
         for cluster_id, node_id in session.execute(query):
             by_cluster.setdefault(cluster_id, []).append(node_id)
         for cluster_id, ids in by_cluster.items():
-            touch(session, cluster_id, ids)
+            touch(session, cluster_id, ids, state=state)
         if resized:
             size_history.note(session, by_cluster)
 
@@ -105,9 +157,19 @@ def _seen_in_flush(session: Session, _flush_context: Any) -> None:
     # After a flush the session still lists what it flushed, with attribute history.
     for obj in chain(session.new, session.dirty, session.deleted):
         if isinstance(obj, NodeRow):
-            history = inspect(obj).attrs.cluster_id.history
+            changes = inspect(obj).attrs
+            state: State | None = None
+            if obj in session.dirty and all(
+                name in STATE_COLUMNS or not attr.history.has_changes()
+                for name, attr in changes.items()
+            ):
+                state = (
+                    obj.status if changes.status.history.has_changes() else None,
+                    obj.health if changes.health.history.has_changes() else None,
+                )
+            history = changes.cluster_id.history
             for cluster_id in chain(history.added, history.unchanged, history.deleted):
-                touch(session, cluster_id, (obj.id,))
+                touch(session, cluster_id, (obj.id,), state=state)
 
 
 def _before_commit(session: Session) -> None:
@@ -123,16 +185,27 @@ def _after_rollback(session: Session) -> None:
     session.info.pop(_PENDING, None)
 
 
-def publish(connection: Connection, touched: Mapping[str, set[str]]) -> None:
-    """Bump each touched cluster's revision and log its nodes: the transaction's last statements."""
+def publish(connection: Connection, touched: Mapping[str, Mapping[str, str | State]]) -> None:
+    """Bump each touched cluster's revision and log its nodes: the transaction's last statements.
+
+    ``touched``: per cluster, the nodes written and what of them (:data:`ROW` or a state).
+    """
     for cluster_id in sorted(touched):
-        node_ids = touched[cluster_id]
-        if _FORGET in node_ids:
+        written = touched[cluster_id]
+        if _FORGET in written:
             _drop(connection, cluster_id)
             continue
         revision = _bump(connection, cluster_id)
-        logged = sorted(node_ids) if len(node_ids) <= LOG_LIMIT else [EVERY_MEMBER]
-        rows = [{"cluster_id": cluster_id, "revision": revision, "node_id": n} for n in logged]
+        logged = sorted(written.items()) if len(written) <= LOG_LIMIT else [(EVERY_MEMBER, ROW)]
+        rows = [
+            {"cluster_id": cluster_id, "revision": revision, "node_id": node_id}
+            | (
+                {"fields": ROW, "status": None, "health": None}
+                if what == ROW
+                else {"fields": STATE, "status": what[0], "health": what[1]}
+            )
+            for node_id, what in logged
+        ]
         insert_rows(connection, MemberChangeRow, rows)
         if revision % KEPT_REVISIONS == 0:
             _prune(connection, cluster_id, revision - KEPT_REVISIONS)

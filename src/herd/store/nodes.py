@@ -225,7 +225,15 @@ def insert_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
 def update_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
     """Per-node changes by id (each row: ``id`` plus the same columns), one executemany."""
     moving = any("cluster_id" in row for row in rows)
-    member_revisions.touch_nodes(session, [row["id"] for row in rows], resized=moving)
+    if all(key == "id" or key in member_revisions.STATE_COLUMNS for row in rows for key in row):
+        # Status and health alone: the log carries them (member_revisions.touch).
+        by_state: dict[member_revisions.State, list[str]] = {}
+        for row in rows:
+            by_state.setdefault((row.get("status"), row.get("health")), []).append(row["id"])
+        for state, ids in by_state.items():
+            member_revisions.touch_nodes(session, ids, state=state)
+    else:
+        member_revisions.touch_nodes(session, [row["id"] for row in rows], resized=moving)
     for row in rows:
         if "cluster_id" in row:  # joining another cluster: that one changes too
             member_revisions.touch(session, row["cluster_id"], (row["id"],))
@@ -236,7 +244,7 @@ def update_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
 def set_status_many(
     session: Session, node_ids: Sequence[str], status: NodeStatus, reason: str
 ) -> None:
-    member_revisions.touch_nodes(session, node_ids)
+    member_revisions.touch_nodes(session, node_ids, state=(status, None))
     for chunk in chunked(node_ids):
         session.execute(
             update(NodeRow).where(NodeRow.id.in_(chunk)).values(status=status, status_reason=reason)

@@ -12,15 +12,15 @@ import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Select, String, select, type_coerce
+from sqlalchemy import Integer, Select, String, bindparam, select, type_coerce
 from sqlalchemy.orm import Session
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.domain.values import parse_bool
-from herd.policies.members import MemberLists, MemberTable
+from herd.policies.members import MemberChanges, MemberLists, MemberTable
 from herd.store import member_cache, member_revisions
 from herd.store.bulk import chunked
-from herd.store.models import ClusterRow, NodeRow, ProfileRow
+from herd.store.models import ClusterRow, MemberChangeRow, NodeRow, ProfileRow
 from herd.types import ClusterStatus, HealthStatus, NodeStatus
 
 
@@ -86,27 +86,116 @@ def member_table(session: Session, cluster_id: str) -> MemberTable:
     cache = member_cache.of(session)
     if cache is None or member_revisions.has_own_writes(session, cluster_id):
         return read_members(session, cluster_id)
-    return cache.members(session, cluster_id, read_members)
+    return cache.members(session, cluster_id, read_members, read_changed_members)
 
 
 @functools.cache
 def _member_columns() -> Select[Any]:
     """What a decision reads of each member, in the order MemberLists takes it."""
-    return select(
-        NodeRow.id,
-        NodeRow.name,
-        NodeRow.index,
-        NodeRow.status,
-        NodeRow.health,
-        NodeRow.created_at,
-        ProfileRow.created_at,
-        NodeRow.data[("placement", "zone")].as_string(),
-        NodeRow.data[("placement", "region_name")].as_string(),
-        # Undecoded: only members with metadata pay for parsing it.
-        type_coerce(NodeRow.meta_data, String),
-        NodeRow.tainted,
-        NodeRow.physical_id,
-    ).outerjoin(ProfileRow, ProfileRow.id == NodeRow.profile_id)
+    return select(*_MEMBER_COLUMNS).outerjoin(ProfileRow, ProfileRow.id == NodeRow.profile_id)
+
+
+_MEMBER_COLUMNS = (
+    NodeRow.id,
+    NodeRow.name,
+    NodeRow.index,
+    NodeRow.status,
+    NodeRow.health,
+    NodeRow.created_at,
+    ProfileRow.created_at,
+    NodeRow.data[("placement", "zone")].as_string(),
+    NodeRow.data[("placement", "region_name")].as_string(),
+    # Undecoded: only members with metadata pay for parsing it.
+    type_coerce(NodeRow.meta_data, String),
+    NodeRow.tainted,
+    NodeRow.physical_id,
+)
+
+
+@functools.cache
+def _logged_changes() -> Select[str, str, str | None, str | None]:
+    """The member changes logged after a revision, in revision order: each node, whether its
+    whole row changed or only its state, and then the new status and health.
+
+    No list of ids and no join: the log's primary key (cluster, revision, node) gives them
+    in one range.
+    """
+    return (
+        select(
+            MemberChangeRow.node_id,
+            MemberChangeRow.fields,
+            MemberChangeRow.status,
+            MemberChangeRow.health,
+        )
+        .where(
+            MemberChangeRow.cluster_id == bindparam("cluster_id"),
+            MemberChangeRow.revision > bindparam("since"),
+        )
+        .order_by(MemberChangeRow.revision)
+        # Typed: an untyped bound value has its type worked out on every execution.
+        .limit(bindparam("limit", type_=Integer))
+    )
+
+
+@functools.cache
+def _rewritten_members() -> Select[Any]:
+    """Every column of the members whose whole row was logged after a revision."""
+    return (
+        select(*_MEMBER_COLUMNS)
+        .select_from(MemberChangeRow)
+        .join(NodeRow, NodeRow.id == MemberChangeRow.node_id)
+        .outerjoin(ProfileRow, ProfileRow.id == NodeRow.profile_id)
+        .where(
+            MemberChangeRow.cluster_id == bindparam("cluster_id"),
+            MemberChangeRow.revision > bindparam("since"),
+            MemberChangeRow.fields == member_revisions.ROW,
+            NodeRow.cluster_id == bindparam("cluster_id"),
+        )
+    )
+
+
+def read_changed_members(
+    session: Session, cluster_id: str, since: int, limit: int
+) -> MemberChanges | None:
+    """What changed in the cluster's members after revision ``since``, read as narrowly as the
+    log allows: the new status and health of members whose state alone changed come with
+    the log (one statement); the rows of the others are read again (a second statement,
+    only when there are any).
+
+    None when the log says every member may have changed, or logs more than ``limit``
+    changes (then reading every member is the cheaper way).
+    """
+    connection = session.connection()
+    params = {"cluster_id": cluster_id, "since": since}
+    logged = connection.execute(_logged_changes(), {**params, "limit": limit + 1}).all()
+    if len(logged) > limit:
+        return None
+    rewritten: set[str] = set()
+    states: dict[str, member_revisions.State] = {}
+    for node_id, fields, status, health in logged:
+        if fields != member_revisions.STATE:
+            if node_id == member_revisions.EVERY_MEMBER:
+                return None
+            rewritten.add(node_id)
+            continue
+        before = states.get(node_id)
+        if before is not None:  # a later revision's values win
+            status = before[0] if status is None else status
+            health = before[1] if health is None else health
+        states[node_id] = (status, health)
+    rows: dict[str, Any] = {}
+    if rewritten:
+        # A node logged in several revisions comes back once per revision: kept once.
+        # Only the members of the first read: one logged since is read again next time.
+        found = connection.execute(_rewritten_members(), params)
+        rows = {row[0]: row for row in found if row[0] in rewritten}
+    for node_id in rewritten:
+        states.pop(node_id, None)  # its row, read after, holds its state too
+    return MemberChanges(rewritten, _table(sorted(rows.values(), key=_by_index)), states)
+
+
+def _by_index(row: Any) -> Any:
+    return row[2]
 
 
 def read_members(
@@ -122,7 +211,7 @@ def read_members(
         rows: Sequence[Any] = connection.execute(query).all()
     else:
         # By primary key alone: with the cluster in the WHERE clause SQLite walks the
-        # cluster's index over every member. Order does not matter to a patch.
+        # cluster's index over every member.
         rows = [
             row[:-1]
             for ids in chunked(only)
@@ -131,6 +220,12 @@ def read_members(
             ).all()
             if row[-1] == cluster_id
         ]
+        rows.sort(key=_by_index)
+    return _table(rows)
+
+
+def _table(rows: Sequence[Any]) -> MemberTable:
+    """Rows of :func:`_member_columns` (by index) as a member table."""
     if not rows:
         return MemberTable(MemberLists([], [], [], [], [], [], [], [], [], [], [], [], []))
     (ids, names, index, status, health, created, profile_created, zone, region, meta,

@@ -9,23 +9,25 @@ every test.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from sqlalchemy import event, select
 from tests.functional.engine.harness import PROJECT, Harness
 
 from herd.policies.members import MemberTable
 from herd.policies.ranking import rank_victims
 from herd.store import clusters as cluster_store
-from herd.store import member_marks, member_revisions
+from herd.store import mark_batches, member_marks, member_revisions
 from herd.store import nodes as node_store
 from herd.store.database import Database
 from herd.store.lookup import Scope
 from herd.store.member_cache import CacheCounts
-from herd.store.models import NodeRow
+from herd.store.models import MemberChangeRow, NodeRow
 from herd.store.snapshots import member_table, read_members
 from herd.types import Criteria, HealthStatus, NodeStatus
 
@@ -79,15 +81,12 @@ def _api_mark(database: Database, node: NodeRow) -> None:
         assert node.cluster_id is not None
         ref = member_marks.find_cluster(connection, node.cluster_id, Scope(PROJECT, False))
         member = member_marks.find_member(connection, ref, node.id)
-        member_marks.write_health(
-            session,
-            ref.id,
-            member,
-            health=HealthStatus.CHECK_FAILED,
-            reason="test",
-            marked_by="u",
-            now=time.time(),
-        )
+        values = list(member.values)
+        values[member_marks.HEALTH] = HealthStatus.CHECK_FAILED
+        values[member_marks.HEALTH_REASON], values[member_marks.MARKED_BY] = "test", "u"
+        values[member_marks.MARKED_AT] = time.time()
+        values[member_marks.GENERATION] = (values[member_marks.GENERATION] or 0) + 1
+        mark_batches.write_health(session, {member.id: (ref.id, values)})
 
 
 def _bulk_update(database: Database, node: NodeRow) -> None:
@@ -126,6 +125,68 @@ def test_a_change_made_elsewhere_is_patched_in(
     assert now.lists == fresh(harness.db, cluster).lists
     # The changed member is now the first victim (ERROR, WARNING or CHECK_FAILED rank first).
     assert rank_victims(now, 1, Criteria.OLDEST_FIRST, 0).node_ids == [node.id]
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_a_state_change_is_patched_from_the_log_alone(
+    harness: Harness, other: Database, writer: str
+) -> None:
+    cluster = harness.cluster(4)
+    node = harness.nodes(cluster)[1]
+    members(harness.db, cluster)
+    WRITERS[writer](other, node)
+    with other.read() as session:
+        logged = session.execute(
+            select(MemberChangeRow.node_id, MemberChangeRow.fields).where(
+                MemberChangeRow.cluster_id == cluster
+            )
+        ).all()
+    assert (node.id, member_revisions.STATE) in logged
+    read: list[str] = []
+    me = threading.get_ident()
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        # This thread's (not the harness engine's), and not SQLite's BEGIN.
+        if threading.get_ident() == me and statement.startswith("SELECT"):
+            read.append(statement)
+
+    event.listen(harness.db.read_engine, "before_cursor_execute", seen)
+    try:
+        before = counts(harness.db)
+        now = members(harness.db, cluster)
+        assert counts(harness.db).patches == before.patches + 1
+    finally:
+        event.remove(harness.db.read_engine, "before_cursor_execute", seen)
+    assert now.lists == fresh(harness.db, cluster).lists
+    # The revision, then the log, which carries the new status or health: no member row read
+    # (the suite's member cache audit, when on, reads them all afterwards).
+    assert len(read) >= 2 and not any("FROM nodes" in s for s in read[:2]), read
+    assert "member_revisions" in read[0] and "member_changes" in read[1]
+
+
+def test_writes_of_one_member_in_several_revisions_come_out_as_the_last_left_them(
+    harness: Harness, other: Database
+) -> None:
+    cluster = harness.cluster(4)
+    first, second, third, _ = harness.nodes(cluster)
+    members(harness.db, cluster)
+    _set_status(other, first)  # status, then health: both kept
+    _api_mark(other, first)
+    _api_mark(other, second)  # health, then the whole row: the row wins
+    with other.write() as session:
+        node_store.update_many(session, [{"id": second.id, "tainted": True}])
+    _set_status(other, third)  # a state change, then another one of the same column
+    with other.write() as session:
+        node_store.set_status_many(session, [third.id], NodeStatus.ACTIVE, "back")
+    before = counts(harness.db)
+    now = members(harness.db, cluster)
+    assert counts(harness.db).patches == before.patches + 1
+    assert now.lists == fresh(harness.db, cluster).lists
+    at = now.lists.ids.index
+    assert now.lists.status[at(first.id)] == NodeStatus.WARNING
+    assert now.lists.health[at(first.id)] == HealthStatus.CHECK_FAILED
+    assert now.lists.tainted[at(second.id)] is True
+    assert now.lists.status[at(third.id)] == NodeStatus.ACTIVE
 
 
 def test_members_that_leave_and_join_are_patched(harness: Harness, other: Database) -> None:

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from herd.domain.snapshots import NodeSnapshot
 from herd.policies.columns import Bucket, NodeColumns
+from herd.policies.rank_keys import key_functions
 from herd.policies.ranking import (
     KEPT_CRITERIA,
-    _key_functions,
     _top,
     rank_columns,
     rank_victims,
@@ -333,7 +333,7 @@ def test_property_kept_order_equals_the_partition(
     pool = None if not cols.protected.any() else np.flatnonzero(~cols.protected)
     size = len(cols) if pool is None else len(pool)
     take = min(count, size)
-    by_partition = _top(pool, size, _key_functions(cols, criteria, seed), take, cols.ids)
+    by_partition = _top(pool, size, key_functions(cols, criteria, seed), take, cols.ids)
     by_kept_order = rank_columns(cols, count, criteria, seed)[0]
     assert by_kept_order.tolist() == by_partition.tolist()
     # RANDOM's order depends on the action's seed: it is never kept.

@@ -11,7 +11,7 @@ from herd.api.deps import Services
 from herd.api.json_body import dumps
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.schemas.member_health import MarkUnhealthy
-from herd.api.services.member_health import MarkResult, committer, mark_member
+from herd.api.services.member_health import Mark, MarkResult, committer
 from herd.api.views import node_view_from_values
 
 router = APIRouter(prefix="/v1/clusters", tags=["member health"])
@@ -29,9 +29,7 @@ async def mark_unhealthy(
     services: Services = request.app.state.herd
     ctx = await user_context(request)
     parsed = parse_body(MarkUnhealthy, body)
-    result: MarkResult = await committer(services).submit(
-        lambda session: mark_member(session, services, ctx, cluster_id, node_id, parsed)
-    )
+    result: MarkResult = await committer(services).submit(Mark(ctx, cluster_id, node_id, parsed))
     if parsed.mark_unhealthy and result.changed:
         services.metrics.health_detected("application")
     view = node_view_from_values(result.values, ctx.version)

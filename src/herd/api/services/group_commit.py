@@ -8,6 +8,11 @@ them into one transaction. Each call runs in its own savepoint, so one caller's 
 itself fail (a deadlock, a lost connection, a failed commit), every call in it is run
 again alone, in a transaction of its own, and answered from that run: a caller never
 sees another caller's failure.
+
+A committer made with ``batch`` hands the calls of a batch to that function all at once
+instead (``batch(session, items) -> [Outcome, ...]``, one per item, in order), so that it
+can read and write them set-wise: a few statements per batch rather than per call. Such a
+function answers refusals in the outcomes and writes nothing for them.
 """
 
 from __future__ import annotations
@@ -32,9 +37,14 @@ Work = Callable[[Session], Any]
 
 
 @dataclass(slots=True)
-class _Outcome:
+class Outcome:
+    """One call's answer: its value, or the exception its caller gets."""
+
     value: Any = None
     error: BaseException | None = None
+
+
+Batch = Callable[[Session, list[Any]], list[Outcome]]
 
 
 class GroupCommitter:
@@ -47,21 +57,27 @@ class GroupCommitter:
         *,
         savepoints: bool = True,
         threads: bool = False,
+        batch: Batch | None = None,
     ) -> None:
         """``savepoints=False`` is for work that raises ``HerdError`` only before it writes
         anything: a refusal then leaves nothing to undo, and each call saves two statements.
+        ``batch``: the calls are items for that function, not ``work(session)`` callables.
         """
         self.database = database
+        self.batch = batch
         self.max_batch = max_batch
         self.savepoints = savepoints
         self.threads = threads
-        self._queue: list[tuple[Work, asyncio.Future[Any]]] = []
+        self._queue: list[tuple[Any, asyncio.Future[Any]]] = []
         self._draining = False
         #: how many batches of each size were written (tests and the benchmark read it)
         self.batch_sizes: Counter[int] = Counter()
 
-    async def submit(self, work: Work) -> Any:
-        """Run ``work`` in a shared transaction; its result, or its own exception."""
+    async def submit(self, work: Any) -> Any:
+        """Run ``work`` in a shared transaction; its result, or its own exception.
+
+        ``work`` is a ``work(session)`` callable, or an item for the committer's ``batch``.
+        """
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._queue.append((work, future))
         if not self._draining:
@@ -83,7 +99,7 @@ class GroupCommitter:
                         # requests in their sockets (they make the next batch).
                         outcomes = self._write(works)
                 except BaseException as exc:  # handed to every waiting caller
-                    outcomes = [_Outcome(error=exc) for _ in works]
+                    outcomes = [Outcome(error=exc) for _ in works]
                 for (_, future), outcome in zip(batch, outcomes, strict=True):
                     if future.done():  # the caller went away
                         continue
@@ -96,7 +112,7 @@ class GroupCommitter:
         finally:
             self._draining = False
 
-    def _write(self, works: list[Work]) -> list[_Outcome]:
+    def _write(self, works: list[Any]) -> list[Outcome]:
         self.batch_sizes[len(works)] += 1
         if len(works) > 1:
             try:
@@ -105,9 +121,11 @@ class GroupCommitter:
                 log.warning("a batch of %d writes failed; writing each alone", len(works))
         return [self._alone(work) for work in works]
 
-    def _together(self, works: list[Work]) -> list[_Outcome]:
-        outcomes: list[_Outcome] = []
+    def _together(self, works: list[Any]) -> list[Outcome]:
+        outcomes: list[Outcome] = []
         with self.database.write() as session:
+            if self.batch is not None:
+                return self.batch(session, works)
             for work in works:
                 savepoint = session.begin_nested() if self.savepoints else None
                 try:
@@ -116,16 +134,18 @@ class GroupCommitter:
                     # The caller's own refusal (404, 409): undo its statements only.
                     if savepoint is not None:
                         savepoint.rollback()
-                    outcomes.append(_Outcome(error=exc))
+                    outcomes.append(Outcome(error=exc))
                     continue
                 if savepoint is not None:
                     savepoint.commit()
-                outcomes.append(_Outcome(value=value))
+                outcomes.append(Outcome(value=value))
         return outcomes
 
-    def _alone(self, work: Work) -> _Outcome:
+    def _alone(self, work: Any) -> Outcome:
         try:
             with self.database.write() as session:
-                return _Outcome(value=work(session))
+                if self.batch is not None:
+                    return self.batch(session, [work])[0]
+                return Outcome(value=work(session))
         except Exception as exc:
-            return _Outcome(error=exc)
+            return Outcome(error=exc)

@@ -7,26 +7,45 @@ member's row lock (``FOR UPDATE`` on PostgreSQL; SQLite write transactions are
 serialised by ``BEGIN IMMEDIATE``), so two concurrent marks never lose an update, and
 it is refused with 409 while an action holds the cluster lock or the node lock.
 
-Concurrent marks share transactions (``group_commit``): each runs in its own savepoint
-of a batch and gets its own answer, 404 or 409.
+Concurrent marks share transactions (``group_commit``), and a batch is read and
+written set-wise (``herd.store.mark_batches``): the members it names by id in one
+statement, every member it changed in one UPDATE, every event in one INSERT. Each mark
+still gets its own answer, 404 or 409, and sees the marks of its batch made before it
+(a member marked twice in one batch is written once, with both marks' generations
+counted, and both answers show their own mark).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.schemas.member_health import MarkUnhealthy
-from herd.api.services.group_commit import GroupCommitter
-from herd.errors import ActionInProgress, ResourceDeleting
-from herd.store import member_marks
-from herd.store.database import Session
+from herd.api.services.group_commit import GroupCommitter, Outcome
+from herd.errors import ActionInProgress, HerdError, ResourceDeleting
+from herd.observability import context as log_context
+from herd.store import mark_batches, member_marks
+from herd.store.database import Connection, Session
+from herd.store.mark_batches import FULL_ID, ReadMember
+from herd.store.member_marks import ClusterRef, Member
 from herd.types import HealthStatus, NodeStatus, ResourceType
 
 DEFAULT_REASON = "state changed by resource_mark_unhealthy api"
 COMMITTER = "mark_committer"
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One mark asked for: by whom, of which member, with which body."""
+
+    ctx: RequestContext
+    cluster: str
+    node: str
+    request: MarkUnhealthy
+    #: the API request that asked (its events carry it)
+    request_id: str | None = field(default_factory=log_context.request_id.get)
 
 
 @dataclass(frozen=True)
@@ -41,77 +60,141 @@ def committer(services: Services) -> GroupCommitter:
     """This app's group committer for marks (made on first use)."""
     found = services.extra.get(COMMITTER)
     if not isinstance(found, GroupCommitter):
-        # mark_member refuses (404, 409) before it writes anything: no savepoints needed.
+        # On PostgreSQL a batch waits for the server at each of its statements: written on a
+        # thread, the loop meanwhile reads the next requests (on SQLite the loop is faster:
+        # the writer and the loop only fought for the GIL, docs/benchmarks.md).
+        threads = services.settings.api_database_threads or not services.database.is_sqlite
         found = services.extra[COMMITTER] = GroupCommitter(
             services.database,
-            savepoints=False,
-            threads=services.settings.api_database_threads,
+            threads=threads,
+            batch=lambda session, marks: mark_members(session, services, marks),
         )
     return found
 
 
-def mark_member(
-    session: Session,
-    services: Services,
-    ctx: RequestContext,
-    cluster_identity: str,
-    node_identity: str,
-    request: MarkUnhealthy,
-) -> MarkResult:
-    # Core statements on the session's connection: the ORM has no objects to track here.
+def mark_members(session: Session, services: Services, marks: list[Mark]) -> list[Outcome]:
+    """Make ``marks`` in order in the caller's transaction; each one's answer or refusal.
+
+    A refused mark (404, 409) writes nothing; the others' writes are made together at the
+    end, so the batch costs the same few statements however many marks it holds.
+    """
     connection = session.connection()
-    cluster = member_marks.find_cluster(connection, cluster_identity, ctx.scope())
+    read = mark_batches.read_members(
+        connection, [mark.node for mark in marks if len(mark.cluster) == FULL_ID]
+    )
+    found: list[tuple[ClusterRef, Member] | HerdError] = []
+    for mark in marks:
+        try:
+            found.append(_find(connection, mark, read.get(mark.node)))
+        except HerdError as exc:
+            found.append(exc)
+    holders = {
+        holder for item in found if not isinstance(item, HerdError) for holder in _holders(item[1])
+    }
+    alive = (
+        mark_batches.live_holder_names(connection, holders, services.dead_before())
+        if holders
+        else {}
+    )
+    current: dict[str, list[Any]] = {}  # member id -> its values after this batch's marks
+    written: dict[str, tuple[str, list[Any]]] = {}
+    events: list[dict[str, Any]] = []
+    outcomes: list[Outcome] = []
+    for mark, item in zip(marks, found, strict=True):
+        if isinstance(item, HerdError):
+            outcomes.append(Outcome(error=item))
+            continue
+        cluster, member = item
+        busy = next((alive[h] for h in _holders(member) if h in alive), None)
+        if busy is not None:
+            message = f"Cluster {cluster.name} already has an action ({busy}) in progress."
+            outcomes.append(Outcome(error=ActionInProgress(message)))
+            continue
+        values = current.get(member.id, member.values)
+        result, event = _decide(services, mark, member, values)
+        if result.values is not values:
+            current[member.id] = result.values
+            written[member.id] = (cluster.id, result.values)
+        if event is not None:
+            events.append(event | {"cluster_id": cluster.id})
+        outcomes.append(Outcome(value=result))
+    mark_batches.write_health(session, written)
+    mark_batches.record_events(connection, events)
+    return outcomes
+
+
+def _find(connection: Connection, mark: Mark, read: ReadMember | None) -> tuple[ClusterRef, Member]:
+    """The mark's cluster and member: from the batch's read when it answers, else looked up."""
+    scope = mark.ctx.scope()
+    if (
+        read is not None
+        and read.cluster.id == mark.cluster
+        and (scope.all_projects or read.cluster_project == scope.project)
+    ):
+        # What the lookups below would find first: the cluster by its full id, in scope,
+        # and the member by its full id in that cluster.
+        cluster, member = read.cluster, read.member
+        _refuse_deleting(cluster)
+        return cluster, member
+    cluster = member_marks.find_cluster(connection, mark.cluster, scope)
+    _refuse_deleting(cluster)
+    return cluster, member_marks.find_member(connection, cluster, mark.node)
+
+
+def _refuse_deleting(cluster: ClusterRef) -> None:
     if cluster.deleting:
         raise ResourceDeleting(
             f"The cluster '{cluster.id}' is being deleted: it cannot be used or changed.",
             resource_type=ResourceType.CLUSTER,
             resource_id=cluster.id,
         )
-    member = member_marks.find_member(connection, cluster, node_identity)
+
+
+def _holders(member: Member) -> list[str]:
     holders = list(member.cluster_lock_holders)
     if member.node_lock_holder is not None:
         holders.append(member.node_lock_holder)
-    busy = member_marks.live_holder(connection, holders, services.dead_before())
-    if busy is not None:
-        raise ActionInProgress(
-            f"Cluster {cluster.name} already has an action ({busy}) in progress."
-        )
-    values = member.values
+    return holders
+
+
+def _decide(
+    services: Services, mark: Mark, member: Member, values: list[Any]
+) -> tuple[MarkResult, dict[str, Any] | None]:
+    """The mark's answer (new values when it writes) and its event, if it changes anything."""
+    request, ctx = mark.request, mark.ctx
     if values[member_marks.STATUS] == NodeStatus.DELETING or member.delete_pending:
-        return MarkResult(values, False, "The node is being deleted; its health was not changed.")
+        return MarkResult(
+            values, False, "The node is being deleted; its health was not changed."
+        ), None
     current_health = values[member_marks.HEALTH]
     if request.mark_unhealthy:
         new_health = HealthStatus.CHECK_FAILED
     elif current_health == HealthStatus.CHECK_FAILED:
         new_health = HealthStatus.CHECK_COMPLETE
     else:
-        return MarkResult(values, False, "The node is not marked unhealthy; nothing changed.")
+        return MarkResult(values, False, "The node is not marked unhealthy; nothing changed."), None
     reason = request.resource_status_reason or DEFAULT_REASON
     changed = (current_health, values[member_marks.HEALTH_REASON]) != (new_health, reason)
     now = services.now()
-    values = member_marks.write_health(
-        session,
-        cluster.id,
-        member,
-        health=new_health,
-        reason=reason,
-        marked_by=ctx.user or ctx.project,
-        now=now,
-    )
+    values = list(values)
+    values[member_marks.HEALTH], values[member_marks.HEALTH_REASON] = new_health, reason
+    values[member_marks.MARKED_BY], values[member_marks.MARKED_AT] = ctx.user or ctx.project, now
+    values[member_marks.GENERATION] = (values[member_marks.GENERATION] or 0) + 1
+    values[member_marks.UPDATED_AT] = now
+    event = None
     if changed:
-        member_marks.record_event(
-            connection,
-            timestamp=now,
-            otype="NODE",
-            oid=member.id,
-            oname=values[1],
-            project=values[6],
-            user=ctx.user,
-            cluster_id=cluster.id,
-            action="NODE_MARK_UNHEALTHY" if request.mark_unhealthy else "NODE_MARK_HEALTHY",
-            status=new_health,
-            status_reason=reason,
-            level="WARNING" if request.mark_unhealthy else "INFO",
-        )
+        event = {
+            "timestamp": now,
+            "otype": "NODE",
+            "oid": member.id,
+            "oname": values[1],
+            "project": values[6],
+            "user": ctx.user,
+            "action": "NODE_MARK_UNHEALTHY" if request.mark_unhealthy else "NODE_MARK_HEALTHY",
+            "status": new_health,
+            "status_reason": reason,
+            "level": "WARNING" if request.mark_unhealthy else "INFO",
+            "request_id": mark.request_id,
+        }
     message = "Marked unhealthy." if request.mark_unhealthy else "Marked healthy."
-    return MarkResult(values, changed, message if changed else "No change.")
+    return MarkResult(values, changed, message if changed else "No change."), event

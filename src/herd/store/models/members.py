@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger
+from sqlalchemy import BigInteger, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from herd.store.models.base import ID, Base
@@ -31,3 +31,8 @@ class MemberChangeRow(Base):
     cluster_id: Mapped[str] = mapped_column(ID, primary_key=True)
     revision: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     node_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    #: ``row``: any member column may have changed; ``state``: only the status or health,
+    #: to the values below (None: that one was not written)
+    fields: Mapped[str] = mapped_column(String(8), default="row", server_default="row")
+    status: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    health: Mapped[str | None] = mapped_column(String(36), nullable=True)
