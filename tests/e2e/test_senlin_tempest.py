@@ -131,9 +131,14 @@ def _tempest_conf(keystone: KeystoneBed, workspace: Path, accounts: Path | None)
             f"use_dynamic_credentials = False\ntest_accounts_file = {accounts}\n"
             "default_credentials_domain_name = Default\n"
         )
+    # the accounts' lock files in the workspace: tempest's default, /tmp/tempest-lock, keeps
+    # those of a run that was killed, and the next run finds every account "in use"
     return f"""[DEFAULT]
 log_file = {workspace / "tempest.log"}
 debug = False
+
+[oslo_concurrency]
+lock_path = {workspace / "locks"}
 
 [auth]
 admin_username = admin

@@ -427,7 +427,8 @@ def test_kill_9_during_scale_out_creates_no_server_twice(
             }
             profile = _profile(client, "crash", spec)
             cluster = _cluster(client, "crash", profile["id"], 0)["id"]
-            r = client.post(f"/v1/clusters/{cluster}/actions", json={"scale_out": {"count": 8}})
+            # the size: a 20-server scale-out, killed with boots in flight
+            r = client.post(f"/v1/clusters/{cluster}/actions", json={"scale_out": {"count": 20}})
             assert r.status_code == 202, r.text
             action = r.json()["action"]
 
@@ -442,7 +443,7 @@ def test_kill_9_during_scale_out_creates_no_server_twice(
             done = wait_for_action(client, action, timeout=300)
             assert done["status"] == "SUCCEEDED", done["status_reason"]
             members = _members(client, cluster)
-            assert len(members) == 8 and all(m["status"] == "ACTIVE" for m in members)
+            assert len(members) == 20 and all(m["status"] == "ACTIVE" for m in members)
             servers = [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster]
             per_node = Counter(s.metadata["cluster_node_id"] for s in servers)
             assert per_node == Counter({m["id"]: 1 for m in members})  # none twice, none missing
