@@ -28,6 +28,8 @@ class OperationParameter:
     type: str  # Senlin's schema type name: String, Integer, Number, Boolean
     description: str
     required: bool = False
+    #: the values Senlin's AllowedValues constraint took (None: any)
+    allowed: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -147,8 +149,10 @@ def validate_operation(
     """
     if not isinstance(operation, str) or operation not in specs:
         raise InvalidRequest(
+            # Senlin's text exactly (its API tests compare it); the operations a profile
+            # type has are listed by GET /v1/profile-types/<type>/ops
             f"The requested operation '{operation}' is not supported by the profile type "
-            f"'{profile_type}'. Supported operations: {', '.join(sorted(specs))}.",
+            f"'{profile_type}'.",
             field="operation",
         )
     spec = specs[operation]
@@ -179,6 +183,11 @@ def validate_operation(
             continue
         if key == "signal":
             result[key] = signal_number(value, allow_uncatchable=allow_uncatchable).name
+        elif parameter.allowed is not None and value not in parameter.allowed:
+            raise InvalidRequest(
+                f"'{value}' must be one of the allowed values: {', '.join(parameter.allowed)}.",
+                field=key,
+            )
         else:
             result[key] = value
     return result

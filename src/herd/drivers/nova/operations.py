@@ -29,7 +29,14 @@ def _text(description: str, required: bool = False) -> OperationParameter:
 
 NOVA_OPERATIONS: dict[str, OperationSpec] = {
     "reboot": OperationSpec(
-        "Reboot the nova server.", {"type": _text("Type of reboot which can be 'SOFT' or 'HARD'.")}
+        "Reboot the nova server.",
+        {
+            "type": OperationParameter(
+                "String",
+                "Type of reboot which can be 'SOFT' or 'HARD'.",
+                allowed=("SOFT", "HARD"),
+            )
+        },
     ),
     "rebuild": OperationSpec("Rebuild the server using current image and admin password."),
     "change_password": OperationSpec(

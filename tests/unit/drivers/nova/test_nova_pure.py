@@ -259,3 +259,30 @@ def test_the_default_owner_is_the_database(tmp_path: Path) -> None:
     assert alone.owner_tag != one.owner_tag and "pw" not in alone.owner_tag
     given = NovaOptions.from_settings(Settings(data_dir=tmp_path, nova_owner="team-a"))
     assert given.owner == "team-a"
+
+
+def test_a_reboot_type_outside_senlins_allowed_values_is_refused_with_its_text() -> None:
+    from herd.drivers.nova.operations import NOVA_OPERATIONS
+    from herd.drivers.operations import validate_operation
+    from herd.errors import InvalidRequest
+
+    def check(params: dict[str, Any]) -> dict[str, Any]:
+        return validate_operation(
+            "os.nova.server-1.0", NOVA_OPERATIONS, "reboot", params, allow_uncatchable=False
+        )
+
+    assert check({"type": "HARD"}) == {"type": "HARD"}
+    with pytest.raises(
+        InvalidRequest, match=r"^'Unknown' must be one of the allowed values: SOFT, HARD\.$"
+    ):
+        check({"type": "Unknown"})
+    with pytest.raises(
+        InvalidRequest,
+        match=(
+            r"^The requested operation 'dance' is not supported by the profile type "
+            r"'os.nova.server-1.0'\.$"
+        ),
+    ):
+        validate_operation(
+            "os.nova.server-1.0", NOVA_OPERATIONS, "dance", {}, allow_uncatchable=False
+        )
