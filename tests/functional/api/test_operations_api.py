@@ -211,8 +211,7 @@ def test_cluster_operation_errors(client: TestClient) -> None:
     error({"stop": {}, "start": {}}, "Multiple operations specified")
     error(
         {"rebuild": {}},
-        "The requested operation 'rebuild' is not supported by the profile type "
-        "'herd.sim-1.0'.",
+        "The requested operation 'rebuild' is not supported by the profile type 'herd.sim-1.0'.",
     )
     assert_error(
         client.post(f"/v1/clusters/{cluster}/ops", json={"stop": {}}, headers=mv("1.3")),
