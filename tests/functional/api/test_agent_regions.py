@@ -98,6 +98,8 @@ def test_a_regional_token_reads_only_clusters_spanning_its_regions(
     ]
     shown = token_client.get(f"/v1/clusters/{world['both']}", headers=agent_a)
     assert shown.json()["cluster"]["nodes"] == [world["a1"]]
+    counted = token_client.get(f"/v1/clusters/{world['both']}?show_nodes=false", headers=agent_a)
+    assert counted.json()["cluster"]["node_count"] == 1
     assert_error(
         token_client.get(f"/v1/clusters/{world['only_b']}", headers=agent_a),
         404,

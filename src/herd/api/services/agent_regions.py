@@ -4,8 +4,8 @@ spanning them (issue 24, least privilege).
 A node's region is where placement put it (``data.placement.region_name``, the key the
 ``region`` list filter and ``herd agent`` use). A cluster is the agent's when it spans one
 of its regions (a member placed there, or the region in ``data['regions']``): that is what
-``herd agent`` lists and shows to make and remove its copies. Its view lists only the
-members in the token's regions, so the ids of other regions' nodes never reach it.
+``herd agent`` lists and shows to make and remove its copies. Its view lists (or counts)
+only the members in the token's regions, so the ids of other regions' nodes never reach it.
 Everything outside is 404, never 403: a 403 would say the resource exists.
 """
 
@@ -46,21 +46,21 @@ def hide_cluster(session: Session, ctx: RequestContext, row: ClusterRow) -> None
 def regional_members(
     session: Session, ctx: RequestContext, views: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """``views`` with their ``nodes`` lists cut to the members in the token's regions."""
-    if ctx.regions is None:
-        return views
-    listed = [view for view in views if isinstance(view.get("nodes"), list)]
-    if not listed:
+    """``views`` with their ``nodes`` lists (or ``node_count``, with ``show_nodes=false``)
+    cut to the members in the token's regions."""
+    if ctx.regions is None or not views:
         return views
     placed = NodeRow.data[("placement", "region_name")].as_string()
-    kept = set(
-        session.scalars(
-            select(NodeRow.id).where(
-                NodeRow.cluster_id.in_([view["id"] for view in listed]),
-                placed.in_(list(ctx.regions)),
-            )
+    rows = session.execute(
+        select(NodeRow.id, NodeRow.cluster_id).where(
+            NodeRow.cluster_id.in_([view["id"] for view in views]),
+            placed.in_(list(ctx.regions)),
         )
-    )
-    for view in listed:
-        view["nodes"] = [node for node in view["nodes"] if node in kept]
+    ).all()
+    kept = {node_id for node_id, _cluster in rows}
+    for view in views:
+        if isinstance(view.get("nodes"), list):
+            view["nodes"] = [node for node in view["nodes"] if node in kept]
+        if "node_count" in view:
+            view["node_count"] = sum(1 for _node, cluster in rows if cluster == view["id"])
     return views
