@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
 from herd.api.auth import RequestContext
 from herd.errors import NotFound
+from herd.store import region_reads
 from herd.store.database import Session
 from herd.store.listing import Clause, spans_any_region
-from herd.store.models import ClusterRow, NodeRow
+from herd.store.models import ClusterRow
 from herd.types import ResourceType
 
 
@@ -36,10 +35,7 @@ def hide_cluster(session: Session, ctx: RequestContext, row: ClusterRow) -> None
     """
     if ctx.regions is None:
         return
-    visible = session.scalar(
-        select(ClusterRow.id).where(ClusterRow.id == row.id, spans_any_region(ctx.regions))
-    )
-    if visible is None:
+    if not region_reads.cluster_spans(session, row.id, ctx.regions):
         raise NotFound(ResourceType.CLUSTER, row.id)
 
 
@@ -50,13 +46,7 @@ def regional_members(
     cut to the members in the token's regions."""
     if ctx.regions is None or not views:
         return views
-    placed = NodeRow.data[("placement", "region_name")].as_string()
-    rows = session.execute(
-        select(NodeRow.id, NodeRow.cluster_id).where(
-            NodeRow.cluster_id.in_([view["id"] for view in views]),
-            placed.in_(list(ctx.regions)),
-        )
-    ).all()
+    rows = region_reads.members_in(session, [view["id"] for view in views], ctx.regions)
     kept = {node_id for node_id, _cluster in rows}
     for view in views:
         if isinstance(view.get("nodes"), list):
