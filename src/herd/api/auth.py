@@ -9,7 +9,9 @@ table. Members see only their project (other projects' resources are 404);
 admins see every resource by id and every project's resources in lists with
 ``global_project=true``; ``agent`` is the regional agents' credential: it may
 only read (list globally, too) the resources agents reconcile, through the
-endpoints that take :data:`ReaderContext`. Every other endpoint takes
+endpoints that take :data:`ReaderContext`, and only in the regions its token carries
+(``regions``: nodes placed elsewhere, and clusters with no member there, are 404; see
+``api/services/agent_regions.py``). Every other endpoint takes
 :data:`Context`, which refuses agents with 403, so a new endpoint is closed to
 agent tokens unless it says otherwise.
 """
@@ -47,6 +49,8 @@ class RequestContext:
     version: APIVersion
     #: the project's domain (``auth: keystone``)
     domain: str | None = None
+    #: the regions an agent token may read; None: every region (every other caller)
+    regions: tuple[str, ...] | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -136,7 +140,8 @@ def _token_context(services: Services, secret: str, version: APIVersion) -> Requ
         row = tokens.lookup(session, secret, services.now())
         if row is None:
             raise Unauthorized("The request you have made requires authentication.")
-        return RequestContext(row.id, row.project, (row.role,), version)
+        regions = tuple(row.regions) if row.regions is not None else None
+        return RequestContext(row.id, row.project, (row.role,), version, regions=regions)
 
 
 #: what an agent token never reads: tenants' specs (where credentials live, e.g. a

@@ -16,12 +16,13 @@ app = typer.Typer(
     help="API tokens (run on the server, against its database).", no_args_is_help=True
 )
 
-TOKEN_FIELDS = ("id", "name", "project", "role", "created_at", "expires_at")
+TOKEN_FIELDS = ("id", "name", "project", "role", "regions", "created_at", "expires_at")
 TOKEN_COLUMNS = [
     id_column(),
     Column("name", "name"),
     Column("project", "project"),
     Column("role", "role"),
+    Column("regions", "regions"),
     time_column("created_at"),
     time_column("expires_at"),
 ]
@@ -53,6 +54,33 @@ def _as_dict(row: Any) -> dict[str, Any]:
     return {name: getattr(row, name, None) for name in TOKEN_FIELDS}
 
 
+def _regions(role: str, regions: list[str] | None, all_regions: bool) -> list[str] | None:
+    """The regions to store on the token; None for every region.
+
+    An agent token is regional unless the operator says ``--all-regions``: least
+    privilege is the default, a token that reads every region is a choice.
+    """
+    if role != "agent":
+        if regions or all_regions:
+            raise CommandFailed("--region and --all-regions are for agent tokens only")
+        return None
+    if regions and all_regions:
+        raise CommandFailed("give --region or --all-regions, not both")
+    if not regions and not all_regions:
+        raise CommandFailed(
+            "an agent token needs --region R (repeat it for more regions), "
+            "or --all-regions for one that reads every region"
+        )
+    return regions or None
+
+
+def _show_regions(record: dict[str, Any]) -> dict[str, Any]:
+    regions = record.get("regions")
+    if record.get("role") == "agent" and regions is None:
+        return {**record, "regions": "(all)"}
+    return {**record, "regions": ",".join(regions or [])}
+
+
 @app.command("create")
 def create(
     ctx: typer.Context,
@@ -63,6 +91,13 @@ def create(
         float | None,
         typer.Option(help="Seconds until the token stops working (default: never).", min=1),
     ] = None,
+    region: Annotated[
+        list[str] | None,
+        typer.Option(help="A region an agent token reads (repeatable; agent tokens only)."),
+    ] = None,
+    all_regions: Annotated[
+        bool, typer.Option(help="An agent token that reads every region (instead of --region).")
+    ] = False,
     data_dir: DataDirOption = None,
     db_url: DbUrlOption = None,
 ) -> None:
@@ -70,21 +105,30 @@ def create(
     from herd.store.tokens import create_token  # type: ignore[import-not-found, unused-ignore]
 
     state = get_state(ctx)
+    regions = _regions(role, region, all_regions)
     database = _database(data_dir, db_url)
     try:
         with database.write() as session:
             now = time.time()
             expires_at = None if expires_in is None else now + expires_in
             row, secret = create_token(
-                session, project, role, name or "", now, expires_at=expires_at
+                session,
+                project,
+                role,
+                name or "",
+                now,
+                expires_at=expires_at,
+                regions=regions,
             )
             record = _as_dict(row)
+    except InvalidRequest as exc:
+        raise CommandFailed(exc.message) from None
     finally:
         database.dispose()
     if state.json:
         print_json({"token": {**record, "secret": secret}})
     else:
-        print_table([record], TOKEN_COLUMNS, full_id=True)
+        print_table([_show_regions(record)], TOKEN_COLUMNS, full_id=True)
         print_message(f"Secret (shown once, send it as X-Auth-Token): {secret}")
 
 
@@ -103,7 +147,7 @@ def list_(ctx: typer.Context, data_dir: DataDirOption = None, db_url: DbUrlOptio
     if state.json:
         print_json({"tokens": rows})
     else:
-        print_table(rows, TOKEN_COLUMNS, full_id=True)
+        print_table([_show_regions(row) for row in rows], TOKEN_COLUMNS, full_id=True)
 
 
 @app.command("revoke")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Boolean, ColumnElement, Select, bindparam, or_, select, text
@@ -35,7 +36,7 @@ def _region_recorded_sqlite(element: _RegionRecorded, compiler: Any, **kw: Any) 
     clause = text(
         "EXISTS (SELECT 1 FROM json_each(clusters.data, '$.regions') AS r "
         "WHERE r.value = :region_name)"
-    ).bindparams(bindparam("region_name", element.region))
+    ).bindparams(bindparam("region_name", element.region, unique=True))
     return str(compiler.process(clause, **kw))
 
 
@@ -44,7 +45,7 @@ def _region_recorded_postgresql(element: _RegionRecorded, compiler: Any, **kw: A
     clause = text(
         "(CAST(clusters.data AS jsonb) -> 'regions') "
         "@> jsonb_build_array(CAST(:region_name AS text))"
-    ).bindparams(bindparam("region_name", element.region))
+    ).bindparams(bindparam("region_name", element.region, unique=True))
     return str(compiler.process(clause, **kw))
 
 
@@ -55,3 +56,8 @@ def spans_region(region: str) -> ColumnElement[bool]:
         select(NodeRow.cluster_id).where(member_region == region, NodeRow.cluster_id.is_not(None))
     )
     return or_(has_member, _RegionRecorded(region))
+
+
+def spans_any_region(regions: Sequence[str]) -> ColumnElement[bool]:
+    """Clusters spanning one of ``regions`` (what a regional agent token may read)."""
+    return or_(*(spans_region(region) for region in regions))

@@ -102,15 +102,20 @@ def fetch(session: Session, query: Select[Any]) -> Sequence[Row[Any]]:
 
 
 @functools.cache
-def _lookup(by: str, scoped: bool, agent: bool) -> Select[Any]:
+def _lookup(by: str, scoped: bool, agent: bool, regional: bool = False) -> Select[Any]:
     """The statement finding one node ``by`` id, name or id prefix, built once.
 
     Reusing one statement object spares SQLAlchemy building it and computing its cache
-    key on every request: the values travel as bound parameters.
+    key on every request: the values travel as bound parameters. ``regional`` keeps only
+    nodes placed in the ``regions`` parameter (a regional agent token), so a name shared
+    with another region's node is not ambiguous to it and never reveals that node.
     """
     query = node_select(agent=False)
     if scoped:
         query = query.where(NodeRow.project == bindparam("project"))
+    if regional:
+        placed = NodeRow.data[("placement", PLACEMENT_KEYS["region"])].as_string()
+        query = query.where(placed.in_(bindparam("regions", expanding=True)))
     if agent:
         # Tombstone visibility travels with the row: no second round trip.
         query = query.add_columns(
@@ -125,26 +130,41 @@ def _lookup(by: str, scoped: bool, agent: bool) -> Select[Any]:
 
 
 def read_node(
-    connection: Connection | Session, identity: str, scope: Scope, *, agent: bool
+    connection: Connection | Session,
+    identity: str,
+    scope: Scope,
+    *,
+    agent: bool,
+    regions: Sequence[str] | None = None,
 ) -> Row[Any]:
     """One node by id, unique name or unique short id, with its profile name and last check.
 
+    ``regions`` (a regional agent token's) leaves out nodes placed in other regions.
+
     Raises:
-        NotFound: nothing visible matches (for an agent: also a node being deleted).
+        NotFound: nothing visible matches (for an agent: also a node being deleted or,
+            with ``regions``, placed elsewhere).
         MultipleChoices: a name or short id matches more than one node.
     """
     scoped = not scope.all_projects
     params: dict[str, Any] = {"project": scope.project} if scoped else {}
+    regional = regions is not None
+    if regions is not None:
+        params["regions"] = list(regions)
     row: Row[Any] | None = None
     if len(identity) == 36:
         row = connection.execute(
-            _lookup("id", scoped, agent), {**params, "identity": identity}
+            _lookup("id", scoped, agent, regional), {**params, "identity": identity}
         ).first()
     if row is None:
-        row = _unique(connection, _lookup("name", scoped, agent), params, identity, identity)
+        row = _unique(
+            connection, _lookup("name", scoped, agent, regional), params, identity, identity
+        )
     if row is None and len(identity) < 36:
         escaped = identity.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        row = _unique(connection, _lookup("prefix", scoped, agent), params, escaped + "%", identity)
+        row = _unique(
+            connection, _lookup("prefix", scoped, agent, regional), params, escaped + "%", identity
+        )
     if row is None:
         raise NotFound("node", identity)
     if agent and any(tuple(row)[-2:]):

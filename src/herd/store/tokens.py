@@ -1,7 +1,8 @@
 """API tokens: only the SHA-256 of each secret is stored.
 
 A token belongs to one project and carries one role (``admin``, ``member`` or
-``agent``). The secret is shown once, when the token is created.
+``agent``). An agent token may also carry the regions it reads (``regions``; None: every
+region). The secret is shown once, when the token is created.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -33,11 +34,16 @@ def create_token(
     now: float,
     *,
     expires_at: float | None = None,
+    regions: Iterable[str] | None = None,
 ) -> tuple[TokenRow, str]:
     """Add a token row to the session and return it with its secret (shown only once).
 
+    ``regions`` limits an agent token's reads to those regions; None leaves it every
+    region (``herd token create`` asks the operator to say so with ``--all-regions``).
+
     Raises:
-        InvalidRequest: the role is unknown or the project is empty.
+        InvalidRequest: the role is unknown, the project is empty, or ``regions`` is
+            given for a role other than agent, empty, or names an empty region.
     """
     try:
         checked_role = Role(role)
@@ -48,6 +54,7 @@ def create_token(
         ) from None
     if not project:
         raise InvalidRequest("A token needs a project.", field="project")
+    checked_regions = None if regions is None else _regions(checked_role, regions)
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     row = TokenRow(
         id=str(uuid.uuid4()),
@@ -57,10 +64,30 @@ def create_token(
         role=checked_role.value,
         created_at=now,
         expires_at=expires_at,
+        regions=checked_regions,
     )
     session.add(row)
     session.flush()
     return row, secret
+
+
+def _regions(role: Role, regions: Iterable[str]) -> list[str]:
+    """The distinct region names of an agent token, in the order given."""
+    if role is not Role.AGENT:
+        raise InvalidRequest(
+            f"Only agent tokens carry regions; a {role.value} token sees every region.",
+            field="region",
+        )
+    names: list[str] = []
+    for region in regions:
+        name = region.strip()
+        if not name:
+            raise InvalidRequest("A region name must not be empty.", field="region")
+        if name not in names:
+            names.append(name)
+    if not names:
+        raise InvalidRequest("An agent token limited to regions needs one.", field="region")
+    return names
 
 
 def lookup(session: Session, secret: str, now: float | None = None) -> TokenRow | None:

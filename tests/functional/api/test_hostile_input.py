@@ -28,7 +28,7 @@ from herd.api.app import create_app
 from herd.config import Settings
 from herd.errors import InvalidRequest
 from herd.store import tokens
-from herd.store.models import ActionRow, ClusterRow
+from herd.store.models import ActionRow, ClusterRow, NodeRow
 
 SIM = json.dumps(SIM_SPEC)
 
@@ -594,3 +594,54 @@ def test_profile_updates_are_strict(client: TestClient) -> None:
         assert answer.status_code == 400, answer.text
         assert message in answer.json()["error"]["message"]
     assert client.get(f"/v1/profiles/{profile}").json()["profile"]["name"] == "prof"
+
+
+def test_a_regional_agent_token_cannot_reach_another_region(token_client: TestClient) -> None:
+    """Every way to name region B's node is 404 to a token of region A, and region names
+    that look like SQL or patterns match nothing (docs/security.md)."""
+    _id, admin = _token(token_client, "p1", "admin")
+    profile = token_client.post(
+        "/v1/profiles", json={"profile": {"name": "p", "spec": SIM_SPEC}}, headers=admin
+    ).json()["profile"]["id"]
+    cluster = token_client.post(
+        "/v1/clusters", json={"cluster": {"name": "in-b", "profile_id": profile}}, headers=admin
+    ).json()["cluster"]["id"]
+    node_b = "e" * 36
+    with services(token_client).database.write() as session:
+        session.add(
+            NodeRow(
+                id=node_b,
+                name="secret-b",
+                cluster_id=cluster,
+                profile_id=profile,
+                init_at=time.time(),
+                project="p1",
+                data={"placement": {"region_name": "B", "zone": None}},
+            )
+        )
+    secrets = {}
+    for region in ("A", "%", "B' OR '1'='1", "_"):
+        with services(token_client).database.write() as session:
+            _row, secret = tokens.create_token(
+                session, "p1", "agent", "", time.time(), regions=[region]
+            )
+        secrets[region] = {"X-Auth-Token": secret}
+    for region, agent in secrets.items():
+        for url in (
+            f"/v1/nodes/{node_b}",
+            "/v1/nodes/secret-b",
+            "/v1/nodes/eeeeeeee",
+            f"/v1/clusters/{cluster}",
+        ):
+            answer = token_client.get(url, headers=agent)
+            assert answer.status_code == 404, (region, url, answer.text)
+        for url in ("/v1/nodes", "/v1/clusters"):
+            for params in ({}, {"global_project": "true"}, {"region": "B"}, {"name": "secret-b"}):
+                answer = token_client.get(url, params=params, headers=agent)
+                assert answer.status_code == 200, (region, url, params, answer.text)
+                assert node_b not in answer.text and cluster not in answer.text, answer.text
+        answer = token_client.get("/v1/nodes", params={"cluster_id": cluster}, headers=agent)
+        assert answer.status_code == 400 and node_b not in answer.text, answer.text
+        # writes stay refused whatever the region
+        answer = token_client.delete(f"/v1/nodes/{node_b}", headers=agent)
+        assert answer.status_code == 403, answer.text

@@ -20,7 +20,7 @@ from tests.functional.deletion.support import (
 
 from herd.agent.reconciler import Reconciler
 from herd.config import Settings
-from herd.store import tombstones
+from herd.store import tokens, tombstones
 from herd.store.models import ActionRow, ClusterRow
 from herd.types import ActionStatus, ResourceType
 
@@ -79,9 +79,18 @@ def _multi_region_cluster(c: Callers, spec: dict[str, Any] = SIM_SPEC) -> str:
 
 
 def _agents(c: Callers) -> list[Reconciler]:
-    regions = services(c.client).extra["regions"]
-    agent_client = TestClient(c.client.app, headers=c.agent)
-    return [Reconciler(name, regions.backends[name], agent_client) for name in REGIONS]
+    """One agent per region, each with a token of its region alone (least privilege)."""
+    svc = services(c.client)
+    regions = svc.extra["regions"]
+    agents = []
+    for name in REGIONS:
+        with svc.database.write() as session:
+            _row, secret = tokens.create_token(
+                session, "p1", "agent", f"agent-{name}", svc.now(), regions=[name]
+            )
+        client = TestClient(c.client.app, headers={"X-Auth-Token": secret})
+        agents.append(Reconciler(name, regions.backends[name], client))
+    return agents
 
 
 def test_multi_region_delete(api_client: ApiClientFactory, db_url: str, tmp_path: Path) -> None:

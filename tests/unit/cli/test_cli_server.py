@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 import sys
 import types
@@ -106,9 +107,17 @@ def test_token_refuses_a_missing_or_empty_data_dir(
 def test_token_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     store: dict[str, dict[str, Any]] = {}
 
-    def create_token(session: Any, project: str, role: str, name: str, now: float, **_: Any) -> Any:
+    def create_token(
+        session: Any, project: str, role: str, name: str, now: float, **kw: Any
+    ) -> Any:
         row = types.SimpleNamespace(
-            id="tok-1", name=name, project=project, role=role, created_at=now, expires_at=None
+            id="tok-1",
+            name=name,
+            project=project,
+            role=role,
+            regions=kw.get("regions"),
+            created_at=now,
+            expires_at=None,
         )
         store[row.id] = vars(row)
         assert session is not None
@@ -129,7 +138,8 @@ def test_token_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     )
     runner = CliRunner()
     data = ["--data-dir", str(tmp_path)]
-    create = ["token", "create", "--project", "p1", "--role", "agent", "--name", "a"]
+    agent = ["token", "create", "--project", "p1", "--role", "agent", "--name", "a"]
+    create = [*agent, "--region", "RegionA", "--region", "RegionB"]
     # No database there: a token nobody's server reads would be a silent failure.
     result = runner.invoke(cli_main.app, [*create, *data])
     assert result.exit_code == 1
@@ -139,14 +149,54 @@ def test_token_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     result = runner.invoke(cli_main.app, ["--json", *create, *data])
     assert result.exit_code == 0, result.output
     assert '"secret": "s3cr3t"' in result.stdout and '"role": "agent"' in result.stdout
+    assert store["tok-1"]["regions"] == ["RegionA", "RegionB"]
     result = runner.invoke(cli_main.app, ["token", "list", *data])
     assert "tok-1" in result.stdout and "s3cr3t" not in result.stdout
+    assert "RegionA,RegionB" in result.stdout
     assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", result.stdout)  # not an epoch float
     assert runner.invoke(cli_main.app, ["token", "revoke", "tok-1", *data]).exit_code == 0
     result = runner.invoke(cli_main.app, ["token", "revoke", "tok-1", *data])
     assert result.exit_code == 1 and "no token" in result.stderr
     result = runner.invoke(cli_main.app, ["token", "create", "--project", "p", "--role", "root"])
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "an agent token needs --region R"),
+        (["--region", "A", "--all-regions"], "give --region or --all-regions, not both"),
+        (["--role", "member", "--region", "A"], "--region and --all-regions are for agent"),
+        (["--role", "admin", "--all-regions"], "--region and --all-regions are for agent"),
+    ],
+)
+def test_token_create_says_which_regions(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, extra: list[str], message: str
+) -> None:
+    """Least privilege by default: an agent token names its regions or says it reads all."""
+    _fake_module(monkeypatch, "herd.store.tokens", create_token=None)
+    _make_database(tmp_path)
+    command = ["token", "create", "--project", "p", "--role", "agent", "--data-dir", str(tmp_path)]
+    result = CliRunner().invoke(cli_main.app, [*command, *extra])
+    assert result.exit_code == 1, result.output
+    assert message in result.stderr
+
+
+def test_an_all_regions_agent_token_lists_as_all(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _make_database(tmp_path)
+    data = ["--data-dir", str(tmp_path)]
+    runner = CliRunner()
+    create = ["token", "create", "--project", "p", "--role", "agent", "--all-regions", *data]
+    assert runner.invoke(cli_main.app, create).exit_code == 0
+    create = ["token", "create", "--project", "p", "--role", "agent", "--region", "R1", *data]
+    assert runner.invoke(cli_main.app, create).exit_code == 0
+    result = runner.invoke(cli_main.app, ["--json", "token", "list", *data])
+    regions = sorted(str(t["regions"]) for t in json.loads(result.stdout)["tokens"])
+    assert regions == ["None", "['R1']"]
+    table = runner.invoke(cli_main.app, ["token", "list", *data]).stdout
+    assert "(all)" in table and "R1" in table
 
 
 @pytest.mark.parametrize(

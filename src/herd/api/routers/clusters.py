@@ -14,8 +14,8 @@ from herd.api.microversion import APIVersion
 from herd.api.openapi import DELETE_ACCEPTED
 from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.schemas.clusters import ClusterCreate, ClusterUpdate, DeleteRequest
+from herd.api.services import agent_regions, deletions
 from herd.api.services import clusters as service
-from herd.api.services import deletions
 from herd.api.services.collect import collect
 from herd.api.services.common import location
 from herd.api.views import render_cluster, render_clusters
@@ -53,7 +53,11 @@ def _show_nodes(request: Request) -> bool:
 def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
-    query = select_rows(ClusterRow, *deletions.agent_filter(ctx, ResourceType.CLUSTER))
+    query = select_rows(
+        ClusterRow,
+        *deletions.agent_filter(ctx, ResourceType.CLUSTER),
+        *agent_regions.cluster_filter(ctx),
+    )
     region = params.extra.get("region")
     if region is not None:
         # herd's addition: the clusters spanning a region (what a regional agent reconciles)
@@ -61,6 +65,7 @@ def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -
     with services.database.read() as session:
         rows = pagination.apply(session, query, LIST_SPEC, params, scope)
         views = render_clusters(session, rows, show_nodes=_show_nodes(request))
+        views = agent_regions.regional_members(session, ctx, views)
         return {"clusters": [for_caller(ctx, view) for view in views]}
 
 
@@ -91,7 +96,11 @@ def get_cluster(
     with services.database.read() as session:
         row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
         deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, row)
-        return {"cluster": for_caller(ctx, render_cluster(session, row, show_nodes=show_nodes))}
+        agent_regions.hide_cluster(session, ctx, row)
+        [view] = agent_regions.regional_members(
+            session, ctx, [render_cluster(session, row, show_nodes=show_nodes)]
+        )
+        return {"cluster": for_caller(ctx, view)}
 
 
 @router.patch(

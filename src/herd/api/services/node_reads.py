@@ -10,7 +10,7 @@ from typing import Any
 
 from herd.api import pagination
 from herd.api.auth import RequestContext, for_caller
-from herd.api.services import deletions
+from herd.api.services import agent_regions, deletions
 from herd.api.views import node_view_from_values
 from herd.errors import InvalidRequest, NotFound
 from herd.store import node_reads
@@ -47,7 +47,9 @@ def details_wanted(params: dict[str, str]) -> bool:
 def get_node(
     connection: Connection, ctx: RequestContext, identity: str, details: bool
 ) -> dict[str, Any]:
-    row = node_reads.read_node(connection, identity, ctx.scope(), agent=ctx.is_agent)
+    row = node_reads.read_node(
+        connection, identity, ctx.scope(), agent=ctx.is_agent, regions=ctx.regions
+    )
     return for_caller(ctx, node_view_from_values(row, ctx.version, details))
 
 
@@ -55,6 +57,7 @@ def _cluster_id(session: Session, ctx: RequestContext, identity: str, scope: Any
     try:
         cluster = find(session, ClusterRow, identity, scope, "cluster")
         deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
+        agent_regions.hide_cluster(session, ctx, cluster)
     except NotFound:
         raise InvalidRequest(
             f"Cannot find the given cluster: {identity}.", field="cluster_id"
@@ -68,6 +71,9 @@ def list_nodes(
     scope = ctx.list_scope(params.global_project)
     details = details_wanted(params.extra)
     query = node_reads.node_select(agent=ctx.is_agent)
+    if ctx.regions is not None:
+        # a regional agent token: nodes placed elsewhere are left out (issue 24)
+        query = node_reads.where_placed(query, "region", ctx.regions)
     cluster_identity = params.extra.get("cluster_id")
     if cluster_identity:
         query = query.where(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Float, String
+from typing import Any
+
+from sqlalchemy import JSON, Float, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from herd.store.models.base import ID, Base
@@ -18,3 +20,5 @@ class TokenRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: the regions an agent token may read (``placement.region_name``); None: every region
+    regions: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
