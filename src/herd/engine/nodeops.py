@@ -42,6 +42,8 @@ from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 FLUSH_EVERY = 200  # results per transaction at most
 FLUSH_AFTER = 0.25  # seconds a finished result may wait before it is written
 QUICK_BATCH = 100  # quick driver calls (see Driver.calls_are_quick) per pool task
+PLAN_EVERY = 2000  # planned nodes (and children) built and inserted at once
+TARGETS_EVERY = 5000  # children whose nodes are read at once when a run starts
 
 
 def node_name(cluster: ClusterRow, index: int) -> str:
@@ -88,50 +90,55 @@ class NodeOperations:
             cluster = clusters.get(session, cluster_id)
             if cluster is None:
                 raise HerdError(f"Cluster {cluster_id} disappeared")
-            nodes: list[dict[str, Any]] = []
-            children: list[dict[str, Any]] = []
+            child_ids: list[str] = []
             namer = node_namer(cluster)
             next_index = cluster.next_index
             cluster_id, profile_id, project = cluster.id, cluster.profile_id, cluster.project
-            for position, placement in enumerate(placements):
-                if names is not None:
-                    name, index = names[position]
-                else:
-                    index = next_index
-                    next_index += 1
-                    name = namer(index)
-                node = node_store.planned_values(
-                    name=name,
-                    index=index,
-                    cluster_id=cluster_id,
-                    profile_id=profile_id,
-                    placement=placement,
-                    user=ex.user,
-                    project=project,
-                    now=now,
-                )
-                nodes.append(node)
-                children.append(
-                    action_store.action_values(
-                        action=ActionName.NODE_CREATE,
-                        target=node["id"],
+            if names is None:
+                cluster.next_index = next_index + len(placements)
+            session.flush()  # the cluster's next_index, before the bulk statements
+            # One transaction, a few bulk statements per 2,000 nodes: the ORM's unit of work
+            # cost more than the driver calls for sim nodes, and building the rows of 100,000
+            # nodes and their children at once held ~200 MB (issue 28).
+            for first in range(0, len(placements), PLAN_EVERY):
+                nodes: list[dict[str, Any]] = []
+                children: list[dict[str, Any]] = []
+                for position in range(first, min(first + PLAN_EVERY, len(placements))):
+                    if names is not None:
+                        name, index = names[position]
+                    else:
+                        index = next_index
+                        next_index += 1
+                        name = namer(index)
+                    node = node_store.planned_values(
+                        name=name,
+                        index=index,
                         cluster_id=cluster_id,
-                        project=project,
+                        profile_id=profile_id,
+                        placement=placements[position],
                         user=ex.user,
-                        cause=ActionCause.DERIVED,
-                        status=ActionStatus.RUNNING,
-                        parent_id=ex.id,
-                        owner=self.ctx.engine_id,
+                        project=project,
                         now=now,
                     )
-                )
-            cluster.next_index = next_index
-            session.flush()  # the cluster's next_index, before the bulk statements
-            # One statement per table (the plan is one transaction, as before): the
-            # ORM's unit of work cost more than the driver calls for sim nodes.
-            node_store.insert_many(session, nodes)
-            action_store.insert_actions(session, children, ex.id)
-        return [child["id"] for child in children]
+                    nodes.append(node)
+                    children.append(
+                        action_store.action_values(
+                            action=ActionName.NODE_CREATE,
+                            target=node["id"],
+                            cluster_id=cluster_id,
+                            project=project,
+                            user=ex.user,
+                            cause=ActionCause.DERIVED,
+                            status=ActionStatus.RUNNING,
+                            parent_id=ex.id,
+                            owner=self.ctx.engine_id,
+                            now=now,
+                        )
+                    )
+                node_store.insert_many(session, nodes)
+                action_store.insert_actions(session, children, ex.id)
+                child_ids += [child["id"] for child in children]
+        return child_ids
 
     def plan_removal(
         self,
@@ -233,19 +240,26 @@ class NodeOperations:
                 if not wanted or r.id in wanted
             ]
         verbs = {r.id: ActionName(r.action) for r in rows}
-        child_inputs = {r.id: dict(r.inputs or {}) for r in rows}
+        # only children with inputs (NODE_RECOVER's): 100,000 empty dicts are ~6 MB
+        child_inputs = {r.id: dict(r.inputs) for r in rows if r.inputs}
         # READY children were completed through the API before this loop started: they
         # still go through the hook poll, which honours an ABANDON result.
         hook_states = (ActionStatus.WAITING_LIFECYCLE_COMPLETION, ActionStatus.READY)
         waiting = {r.id: r.target for r in rows if r.status in hook_states}
-        targets = load_targets(
-            self.ctx, [r.target for r in rows if not ActionStatus(r.status).is_final]
-        )
+        # Targets of slow calls only: a quick call's pool task reads its own (``_call_all``),
+        # so the facts of 100,000 sim nodes are never all held at once (issue 28).
+        targets: dict[str, NodeTarget] = {}
 
         def start(calls: Sequence[tuple[str, str]]) -> None:
             future = self._submit(
                 [
-                    (child_id, verbs[child_id], node, targets.get(node), child_inputs[child_id])
+                    (
+                        child_id,
+                        verbs[child_id],
+                        node,
+                        targets.get(node),
+                        child_inputs.get(child_id, {}),
+                    )
                     for child_id, node in calls
                 ]
             )
@@ -255,18 +269,24 @@ class NodeOperations:
 
         quick: list[tuple[str, str]] = []
         is_quick = QuickCalls(self.ctx)
-        for row in rows:
-            status = ActionStatus(row.status)
-            if status is ActionStatus.SUCCEEDED:
-                results.succeeded.append(row.target)
-            elif status.is_final:
-                results.failed[row.target] = row.status_reason or status
-            elif row.id in waiting:
-                continue
-            elif is_quick(verbs[row.id], targets.get(row.target)):
-                quick.append((row.id, row.target))
-            else:
-                start([(row.id, row.target)])
+        for first in range(0, len(rows), TARGETS_EVERY):
+            chunk = rows[first : first + TARGETS_EVERY]
+            read = load_targets(
+                self.ctx, [r.target for r in chunk if not ActionStatus(r.status).is_final]
+            )
+            for row in chunk:
+                status = ActionStatus(row.status)
+                if status is ActionStatus.SUCCEEDED:
+                    results.succeeded.append(row.target)
+                elif status.is_final:
+                    results.failed[row.target] = row.status_reason or status
+                elif row.id not in waiting and is_quick(verbs[row.id], read.get(row.target)):
+                    quick.append((row.id, row.target))
+                else:
+                    if row.target in read:
+                        targets[row.target] = read[row.target]
+                    if row.id not in waiting:
+                        start([(row.id, row.target)])
         # Quick driver calls (a sim node without latency) go many to a pool task:
         # one thread hop per node cost more than the calls themselves.
         for first in range(0, len(quick), QUICK_BATCH):

@@ -13,18 +13,7 @@ from herd.engine.nodeops import NodeOperations
 from herd.engine.server_groups import attach_group, release_all, release_group
 from herd.policies.affinity import AffinityPolicy
 from herd.store import bindings, clusters, policies, profiles, receivers, tombstones
-from herd.store.models import NodeRow
 from herd.types import ClusterStatus, ResourceType
-
-
-def member_regions(nodes: list[NodeRow]) -> set[str]:
-    """Regions the members were placed in (``data.placement.region_name``)."""
-    found = set()
-    for node in nodes:
-        region = ((node.data or {}).get("placement") or {}).get("region_name")
-        if region:
-            found.add(str(region))
-    return found
 
 
 def record_regions(ex: ActionExecution, cluster_id: str) -> list[str]:
@@ -34,13 +23,14 @@ def record_regions(ex: ActionExecution, cluster_id: str) -> list[str]:
     there are gone, so agents keep seeing it (and central keeps deleting its
     copy there) until the cluster itself is gone.
     """
-    nodes = members(ex, cluster_id)
+    with ex.ctx.database.read() as session:
+        regions = clusters.member_regions(session, cluster_id)
     with ex.ctx.database.write() as session:
         row = clusters.get(session, cluster_id)
         if row is None:
             return []
         known = set((row.data or {}).get("regions") or [])
-        merged = sorted(known | member_regions(nodes))
+        merged = sorted(known | regions)
         if merged != sorted(known):
             row.data = {**(row.data or {}), "regions": merged}
         return merged
