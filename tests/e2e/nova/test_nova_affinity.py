@@ -73,8 +73,12 @@ def test_anti_affinity_spreads_then_refuses_a_member_more_than_hosts(
     group = nova.compute.find_server_group(f"server_group_{attach['id'][:8]}")
     assert group is not None and group.policy == "anti-affinity"
 
-    action = _act(herd, cluster, {"scale_out": {"count": 2}})
-    assert action["status"] == "SUCCEEDED", action["status_reason"]
+    # one boot at a time: two parallel boots into a strict anti-affinity group race inside Nova
+    # (both scheduled to one host, the late check refuses one, its retry may find no host left;
+    # docs/policies.md), which is Nova's behaviour, not what this test is about
+    for _ in range(2):
+        action = _act(herd, cluster, {"scale_out": {"count": 1}})
+        assert action["status"] == "SUCCEEDED", action["status_reason"]
     hosts = _hosts(nova, cluster)
     assert sorted(hosts.values()) == ["compute1", "compute2"]  # one per host
     assert set(nova.compute.get_server_group(group.id).member_ids) == set(hosts)
