@@ -73,7 +73,7 @@ def matrix_server(
         set(request.module.HELD), request.module.HOLD_SECONDS, request.module.HOLD_WHEN
     )
     herd = HerdServer(tmp / "data", free_port(), db_url=db_url, command=command, **SERVER_ENV)
-    herd.start()
+    herd.start(timeout=120)
     client = httpx.Client(base_url=herd.url, headers=V, timeout=30, trust_env=False)
     hooks = Receiver()
     try:

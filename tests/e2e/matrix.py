@@ -138,6 +138,16 @@ class MatrixServer:
         actions = self.client.get("/v1/actions", params={"limit": 10000}).json()["actions"]
         return {a["action"] for a in actions}
 
+    def statuses(self) -> dict[str, str]:
+        """Every action's status, in one request (a round has dozens to watch)."""
+        actions = self.client.get("/v1/actions", params={"limit": 10000}).json()["actions"]
+        return {a["id"]: a["status"] for a in actions}
+
+    def settled(self) -> bool:
+        """No action is open (READY, RUNNING, waiting)."""
+        actions = self.client.get("/v1/actions", params={"limit": 10000}).json()["actions"]
+        return all(a["status"] in FINAL for a in actions)
+
     def debris(self, nodes: list[dict[str, Any]]) -> list[str]:
         """Open actions, held locks, and simulated servers that differ from the node rows."""
         actions = self.client.get("/v1/actions", params={"limit": 10000}).json()["actions"]
@@ -149,7 +159,10 @@ class MatrixServer:
         database = Database(self.db_url)
         try:
             with database.read() as session:
-                problems += [f"node lock {n}" for n in session.scalars(select(NodeLockRow.node_id))]
+                problems += [
+                    f"node lock {lock.node_id} held by {self.told(lock.action_id)}"
+                    for lock in session.scalars(select(NodeLockRow))
+                ]
                 problems += [
                     f"cluster lock {c}" for c in session.scalars(select(ClusterLockRow.cluster_id))
                 ]
@@ -166,6 +179,18 @@ class MatrixServer:
         ]
         problems += [f"node {n['name']} without resource" for n in nodes if not n["physical_id"]]
         return problems
+
+    def told(self, action_id: str) -> str:
+        a = self.client.get(f"/v1/actions/{action_id}").json().get("action") or {}
+        return f"{a.get('action')} {a.get('status')} {a.get('status_reason')} ({action_id[:8]})"
+
+    def story(self, target: str) -> list[str]:
+        """The actions on ``target`` and their ends, to say what happened when a check fails."""
+        actions = self.client.get("/v1/actions", params={"target": target, "limit": 1000})
+        return [
+            f"{a['action']} {a['status']} {a['status_reason']}"
+            for a in sorted(actions.json()["actions"], key=lambda a: a["created_at"] or "")
+        ]
 
     def all_nodes(self) -> list[dict[str, Any]]:
         nodes: list[dict[str, Any]] = self.client.get("/v1/nodes", params={"limit": 10000}).json()[
