@@ -273,21 +273,21 @@ def test_a_crash_loop_is_recreated_with_backoff(server: HerdServer, client: http
     row = wait_for(counted_alike, 60)
     assert row["recoveries"] >= len(in_window) and row["recoveries_in_a_row"] >= 2
 
-    # Issue 24: while its only member waits out a back-off the cluster is no ACTIVE
-    # cluster; it said ACTIVE "equal or above desired_capacity (1)" before.
+    # Issue 24: while its only member waits out a back-off nothing of the cluster works: it
+    # is ERROR; it said ACTIVE "equal or above desired_capacity (1)" before, then WARNING.
     def crash_told() -> dict[str, Any] | None:
         found: dict[str, Any] = client.get(f"/v1/clusters/{cluster}").json()["cluster"]
-        return found if found["status"] == "WARNING" else None
+        return found if found["status"] == "ERROR" else None
 
     told = wait_for(crash_told, 60, interval=0.1)
     # the health manager's mark, or a recovery that ended after its new process crashed
     assert told["status_reason"].endswith(
-        ": number of active nodes is below desired_capacity (1). 1 of 1 node not ACTIVE (1 ERROR)."
+        ": no node is ACTIVE (desired_capacity 1). 1 of 1 node not ACTIVE (1 ERROR)."
     )
 
     def marked_by_a_check() -> bool:
         story = [(e["action"], e["status"]) for e in events(client, oid=cluster)]
-        return ("HEALTH_CHECK", "WARNING") in story
+        return ("HEALTH_CHECK", "ERROR") in story
 
     wait_for(marked_by_a_check, 60)
     # The loop keeps recovering, so the cluster is locked now and then: a detach asked at
@@ -295,3 +295,15 @@ def test_a_crash_loop_is_recreated_with_backoff(server: HerdServer, client: http
     policy_id = health(client, cluster)["policy"]["id"]
     detach = act_when_unlocked(client, cluster, {"policy_detach": {"policy_id": policy_id}})
     assert detach["status"] == "SUCCEEDED", detach
+    # The fix, a profile whose process stays up, is taken whatever the cluster's status (an
+    # ERROR cluster refused every update in Senlin), and the cluster works again.
+    spec = {"type": "herd.process", "version": "1.0", "properties": TESTSERVER}
+    r = client.post("/v1/profiles", json={"profile": {"name": "steady", "spec": spec}})
+    assert r.status_code == 201, r.text
+    body = {"cluster": {"profile_id": r.json()["profile"]["id"]}}
+    r = client.patch(f"/v1/clusters/{cluster}", json=body)
+    assert r.status_code == 202, r.text
+    fixed = wait_for_action(client, r.headers["Location"].rsplit("/", 1)[-1], timeout=90)
+    assert fixed["status"] == "SUCCEEDED", fixed["status_reason"]
+    found = client.get(f"/v1/clusters/{cluster}").json()["cluster"]
+    assert found["status"] == "ACTIVE", found["status_reason"]

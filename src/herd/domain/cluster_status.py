@@ -3,16 +3,18 @@
 Senlin counted ACTIVE members against the cluster's sizes and nothing else, so a
 cluster whose members were all ERROR but outnumbered ``desired_capacity`` said
 ACTIVE, and a WARNING's reason never said which members were wrong. herd keeps
-Senlin's order and texts and adds two things (docs/api.md, "Differences"):
+Senlin's order and texts and adds three things (docs/api.md, "Differences"):
 
 * a cluster is ACTIVE only when every member is ACTIVE (and the sizes hold); a
   member in any other status makes it at least WARNING;
 * the reason of a WARNING or an ERROR names how many members are not ACTIVE and
-  in which statuses, e.g. ``1 of 3 nodes not ACTIVE (1 ERROR).``.
-
-A cluster with no ACTIVE member stays WARNING unless it is below ``min_size``
-(Senlin's ERROR rule): a cluster in ERROR refuses updates, and updating its
-profile is how an operator fixes members that crash on start.
+  in which statuses, e.g. ``1 of 3 nodes not ACTIVE (1 ERROR).``;
+* a cluster that wants members (``desired_capacity`` > 0) and has no ACTIVE one is
+  ERROR whatever its ``min_size``: none of it works (issue 24), e.g. its only
+  member crash-loops. Senlin said ERROR only below ``min_size``, which is 0 by
+  default. An ERROR cluster still takes a profile update (the fix for members
+  that crash on start; ``api/services/clusters.py``), where Senlin refused any
+  update of a cluster in ERROR.
 """
 
 from __future__ import annotations
@@ -63,6 +65,10 @@ def cluster_status_after(
     prefix = f"{op_name}: number of active nodes is"
     if active < min_size:
         return ClusterStatus.ERROR, _join(f"{prefix} below min_size ({min_size}).", note)
+    if active == 0 and desired > 0:
+        empty = "" if sum(statuses.values()) else " The cluster has no members."
+        reason = f"{op_name}: no node is ACTIVE (desired_capacity {desired}).{empty}"
+        return ClusterStatus.ERROR, _join(reason, note)
     if active < desired:
         return ClusterStatus.WARNING, _join(f"{prefix} below desired_capacity ({desired}).", note)
     if 0 <= max_size < active:

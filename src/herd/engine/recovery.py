@@ -144,7 +144,7 @@ def reconcile_resources(ctx: EngineContext) -> dict[str, int]:
 INTERRUPTED = "Interrupted: its action ended before it finished."
 
 #: node states that say a child action is working on the node
-_IN_FLIGHT = (
+IN_FLIGHT = (
     NodeStatus.CREATING,
     NodeStatus.DELETING,
     NodeStatus.RECOVERING,
@@ -165,7 +165,7 @@ def end_children(
     for child in ended:
         action_store.set_status(session, child.id, status, reason, now, owner=None)
         node = node_store.get(session, child.target)
-        if node is not None and node.status in _IN_FLIGHT:
+        if node is not None and node.status in IN_FLIGHT:
             node.status = NodeStatus.ERROR
             node.status_reason = INTERRUPTED
     locks.release_nodes_held_by(session, [child.id for child in ended])

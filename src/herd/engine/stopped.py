@@ -14,9 +14,13 @@ started. In the transaction that ends the action:
 * the cluster's status is evaluated from its members, as at the end of every action.
 
 Deletions keep their own rule (docs/deletion.md): an accepted deletion is never
-dropped, so a cancelled CLUSTER_DELETE or NODE_DELETE of a node that still exists
-leaves the tombstone for the next DELETE or restart; only the cluster around a node
-already gone is brought up to date.
+dropped, so a cancelled NODE_DELETE of a node that still exists leaves the tombstone
+for the next DELETE or restart; only the cluster around a node already gone is brought
+up to date. A cancelled CLUSTER_DELETE is a deletion that did not finish, as a failed
+one: its tombstone is ERROR with the reason (listed by ``GET /v1/deletions``; the next
+DELETE finishes it), the members whose deletion never ran are ACTIVE again, and the
+cluster is what is left, its status from its members (it said DELETING "Deletion in
+progress." with no action running, found by the cancel matrix).
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from herd.engine.clusters import evaluate_in
 from herd.engine.execution import ActionExecution
 from herd.engine.recovery import INTERRUPTED
 from herd.store import actions as action_store
-from herd.store import clusters
+from herd.store import clusters, tombstones
 from herd.store import nodes as node_store
 from herd.store.database import Session
-from herd.types import ActionName, ActionStatus, ClusterStatus, NodeStatus
+from herd.store.models import ClusterRow
+from herd.types import ActionName, ActionStatus, ClusterStatus, NodeStatus, ResourceType
 
 #: cluster actions whose cancel leaves the cluster at the size it reached
 SIZE_CHANGES = frozenset(
@@ -51,6 +56,7 @@ _NEVER_RAN = (ActionStatus.CANCELLED, ActionStatus.FAILED)
 def settle_cancelled(session: Session, ex: ActionExecution, now: float) -> None:
     """Make the cluster (or node) a cancelled action worked on consistent again."""
     if ex.action is ActionName.CLUSTER_DELETE:
+        _stop_cluster_deletion(session, ex, now)
         return
     if ex.action is not ActionName.NODE_DELETE:  # its node keeps its tombstone
         _undo_children_that_never_ran(session, ex.id, now)
@@ -62,10 +68,30 @@ def settle_cancelled(session: Session, ex: ActionExecution, now: float) -> None:
         return
     if ex.action in SIZE_CHANGES:
         session.flush()
-        members = clusters.member_count(session, cluster.id)
-        upper = cluster.max_size if cluster.max_size >= 0 else members
-        cluster.desired_capacity = max(cluster.min_size, min(members, upper))
+        _stop_at(cluster, clusters.member_count(session, cluster.id))
     evaluate_in(session, cluster, ex.action, user=ex.user, now=now)
+
+
+def _stop_cluster_deletion(session: Session, ex: ActionExecution, now: float) -> None:
+    cluster = clusters.get(session, ex.target)
+    if cluster is None:  # deleted before the cancel landed
+        return
+    _undo_children_that_never_ran(session, ex.id, now)
+    session.flush()
+    members = clusters.member_count(session, cluster.id)
+    tombstones.mark_error(session, ResourceType.CLUSTER, cluster.id, deletion_cancelled(members))
+    _stop_at(cluster, members)
+    evaluate_in(session, cluster, ex.action, user=ex.user, now=now)
+
+
+def _stop_at(cluster: ClusterRow, members: int) -> None:
+    """The desired capacity is the members there are, within the cluster's sizes."""
+    upper = cluster.max_size if cluster.max_size >= 0 else members
+    cluster.desired_capacity = max(cluster.min_size, min(members, upper))
+
+
+def deletion_cancelled(members: int) -> str:
+    return f"Deletion cancelled with {members} member(s) left; a new DELETE finishes it."
 
 
 def _undo_children_that_never_ran(session: Session, parent_id: str, now: float) -> None:

@@ -66,6 +66,11 @@ def test_cancel_signals_the_running_parent_and_ends_waiting_children(client: Tes
     assert _row(client, waiting).status == "CANCELLED"
     assert _row(client, waiting).status_reason == "Action execution cancelled"
     assert _row(client, done).status == "SUCCEEDED"
+    # the child that ended now holds its node no more (issue 24's cancel matrix found its
+    # lock row left behind); the running one keeps its own until it stops
+    with services(client).database.read() as session:
+        held = {row.action_id for row in session.query(NodeLockRow)}
+    assert waiting not in held and running in held
 
 
 def test_force_cancel_ends_everything_and_releases_locks(client: TestClient) -> None:

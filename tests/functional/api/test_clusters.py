@@ -237,6 +237,23 @@ def test_cluster_update_errors(client: TestClient) -> None:
     )
 
 
+def test_an_error_cluster_takes_a_new_profile(client: TestClient) -> None:
+    # herd, unlike Senlin: a cluster none of whose members works is ERROR (issue 24), and a
+    # new profile is how its members are fixed, so that update is accepted; others are not
+    cid = make_cluster(client, make_profile(client), "c1")
+    finish_actions(client)
+    set_row(client, ClusterRow, cid, status="ERROR")
+    fixed = make_profile(client, "fixed")
+    body = {"cluster": {"name": "c2", "profile_id": fixed}}
+    r = client.patch(f"/v1/clusters/{cid}", json=body)
+    assert r.status_code == 202, r.text
+    action = client.get(r.headers["Location"]).json()["action"]
+    assert (action["action"], action["inputs"]) == (
+        "CLUSTER_UPDATE",
+        {"name": "c2", "profile_id": fixed},
+    )
+
+
 def test_cluster_update_conflicts_with_active_action(client: TestClient) -> None:
     cid = make_cluster(client, make_profile(client))
     create = client.get("/v1/actions").json()["actions"][0]["id"]

@@ -134,6 +134,21 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
             now=time.time(),
         )
         session.add(waiting)
+        # The deletion's child, deleting the member when its engine got stuck
+        session.add(
+            action_store.new_action(
+                action=ActionName.NODE_DELETE,
+                target="m" * 36,
+                cluster_id=cid,
+                project="p1",
+                status=ActionStatus.RUNNING,
+                parent_id=action_id,
+                now=time.time(),
+            )
+        )
+        member_row = session.get(NodeRow, "m" * 36)
+        assert member_row is not None
+        member_row.status = "DELETING"
     regions = services(client).extra["regions"]
     for backend in regions.backends.values():
         backend.create_from(cid, lambda: RegionalCopy(cid, "c", "p1", 0, "x"), "test")
@@ -165,6 +180,7 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
     assert "regional copies" in cleaned and "cluster row" in cleaned
     assert "1 member(s) made orphans" in cleaned
     assert "1 other action(s) cancelled" in cleaned
+    assert "1 child action(s) cancelled" in cleaned
     queued = c.client.get(f"/v1/actions/{waiting.id}", headers=c.admin).json()["action"]
     assert queued["status"] == "CANCELLED"
     assert all(b.get(cid) is None for b in regions.backends.values())
@@ -174,6 +190,8 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
     assert c.client.get("/v1/deletions", headers=c.admin).json()["deletions"] == []
     member = c.client.get(f"/v1/nodes/{'m' * 36}", headers=c.member).json()["node"]
     assert member["cluster_id"] == ""  # an orphan now, its real resource untouched
+    # its deletion was stopped half-way: no action will finish it, so it is not DELETING
+    assert member["status"] == "ERROR"
     with services(client).database.read() as session:
         (event,) = session.scalars(
             select(EventRow).where(EventRow.action == "DELETION_PURGE", EventRow.status == "PURGED")

@@ -6,11 +6,11 @@ import time
 import uuid
 
 from sqlalchemy import select
-from tests.functional.engine.harness import Harness
+from tests.functional.engine.harness import PROJECT, Harness
 
-from herd.store import locks
+from herd.store import locks, tombstones
 from herd.store.models import ActionRow, ClusterLockRow, EngineRow
-from herd.types import ActionName, LockScope
+from herd.types import ActionName, LockScope, ResourceType
 
 
 def test_cancel_stops_a_slow_scale_out_and_its_children(harness: Harness) -> None:
@@ -76,3 +76,41 @@ def test_lock_of_a_dead_engine_is_taken_over(harness: Harness) -> None:
     assert any(e.status == "RESUMED" for e in harness.events(cluster))
     with harness.db.read() as session:
         assert dead_engine not in session.scalars(select(EngineRow.id)).all()
+
+
+def test_a_cancelled_cluster_delete_is_a_deletion_that_did_not_finish(harness: Harness) -> None:
+    # Issue 24's cancel matrix: the cluster said DELETING "Deletion in progress." for good
+    # with nothing running; now it is what is left, and its tombstone says how to finish.
+    profile = harness.profile({"delete_latency": 0.5})
+    cluster = harness.cluster(80, profile=profile)
+    action_id = harness.submit(ActionName.CLUSTER_DELETE, cluster)
+    with harness.db.write() as session:
+        tombstones.insert(
+            session,
+            resource_type=ResourceType.CLUSTER,
+            resource_id=cluster,
+            project=PROJECT,
+            requested_by="u",
+            action_id=action_id,
+            now=time.time(),
+        )
+    deadline = time.time() + 30
+    while time.time() < deadline and len(harness.nodes(cluster)) == 80:
+        time.sleep(0.05)
+    with harness.db.write() as session:
+        row = session.get(ActionRow, action_id)
+        assert row is not None and row.status == "RUNNING"
+        row.control = "CANCEL"
+    assert harness.wait(action_id).status == "CANCELLED"
+    left = harness.nodes(cluster)
+    # the deletions under way when the cancel landed are finished, the others never started
+    assert len(left) < 80 and {n.status for n in left} <= {"ACTIVE"}
+    found = harness.get_cluster(cluster)
+    assert found is not None
+    assert (found.status, found.desired_capacity) == ("ACTIVE", len(left))
+    with harness.db.read() as session:
+        tombstone = tombstones.get(session, ResourceType.CLUSTER, cluster)
+        assert tombstone is not None and tombstone.status == "ERROR"
+        assert tombstone.reason == (
+            f"Deletion cancelled with {len(left)} member(s) left; a new DELETE finishes it."
+        )

@@ -161,3 +161,28 @@ def test_recover_runs_in_batches(harness: Harness) -> None:
     # The second batch's child was planned only after the first one ended.
     assert (children[1].created_at or 0) >= (children[0].updated_at or 0)
     assert {n.status for n in harness.nodes(cluster)} == {"ACTIVE"}
+
+
+def test_a_rollout_that_breaks_every_member_leaves_an_error_cluster_a_new_profile_fixes(
+    harness: Harness,
+) -> None:
+    # Issue 24: a cluster none of whose members works is ERROR with a reason saying so (it
+    # was WARNING unless below min_size), and a new profile is still taken: it is the fix.
+    old = harness.profile()
+    cluster = harness.cluster(2, profile=old)
+    broken = harness.profile({"failure_rate": 1.0})
+
+    action = harness.run(ActionName.CLUSTER_UPDATE, cluster, {"profile_id": broken})
+
+    assert action.status == "FAILED"
+    row = harness.get_cluster(cluster)
+    assert row is not None and row.status == "ERROR"
+    assert row.status_reason == (
+        "CLUSTER_UPDATE: no node is ACTIVE (desired_capacity 2). 2 of 2 nodes not ACTIVE (2 ERROR)."
+    )
+    fixed = harness.profile()
+    action = harness.run(ActionName.CLUSTER_UPDATE, cluster, {"profile_id": fixed})
+    assert action.status == "SUCCEEDED", action.status_reason
+    row = harness.get_cluster(cluster)
+    assert row is not None and (row.status, row.profile_id) == ("ACTIVE", fixed)
+    assert [(n.status, n.profile_id) for n in harness.nodes(cluster)] == [("ACTIVE", fixed)] * 2

@@ -1,9 +1,10 @@
 """The cluster's status follows its members' health marks (issue 24).
 
-A member the health manager marks failed makes its cluster WARNING at once, with a
-reason naming the member's status, and a member that passes again makes it ACTIVE:
-before, a cluster whose only member crash-looped (ERROR, waiting out its back-off)
-said ACTIVE "number of active nodes is equal or above desired_capacity (1)".
+A member the health manager marks failed makes its cluster WARNING at once (ERROR
+when no member works any more), with a reason naming the member's status, and a member
+that passes again makes it ACTIVE: before, a cluster whose only member crash-looped
+(ERROR, waiting out its back-off) said ACTIVE "number of active nodes is equal or above
+desired_capacity (1)".
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def _cluster_events(h: Harness, cluster: str) -> list[EventRow]:
     return [e for e in h.events(cluster) if e.otype == "CLUSTER"]
 
 
-def test_a_member_in_back_off_makes_the_cluster_warn(slow_backoff: Harness) -> None:
+def test_an_only_member_in_back_off_makes_the_cluster_error(slow_backoff: Harness) -> None:
     h = slow_backoff
     cluster = h.cluster(1)
     h.attach(cluster, health_spec([{"type": "LIFECYCLE_EVENTS"}], interval=3600))
@@ -72,19 +73,19 @@ def test_a_member_in_back_off_makes_the_cluster_warn(slow_backoff: Harness) -> N
     again = h.node(node.id)
     assert again is not None and again.physical_id and again.status == "ACTIVE"
     assert sim(h).kill_node(again.physical_id, "crashed again")
-    # the second one waits out the back-off: the member stays ERROR, the cluster says so
+    # the second one waits out the back-off: the member stays ERROR and nothing of the
+    # cluster works, so the cluster is ERROR (issue 24; it said WARNING, ACTIVE before)
     wait_for(lambda: any(e.action == "HEALTH_BACKOFF" for e in h.events(node.id)))
     assert _status(h, cluster) == (
-        "WARNING",
-        "HEALTH_CHECK: number of active nodes is below desired_capacity (1). "
-        "1 of 1 node not ACTIVE (1 ERROR).",
+        "ERROR",
+        "HEALTH_CHECK: no node is ACTIVE (desired_capacity 1). 1 of 1 node not ACTIVE (1 ERROR).",
     )
     assert len(recover_actions(h, cluster)) == 1
-    # one WARNING per crash (the first one's recovery made the cluster ACTIVE in between)
+    # one ERROR per crash (the first one's recovery made the cluster ACTIVE in between)
     story = [(e.action, e.status, e.level) for e in _cluster_events(h, cluster)]
     marks = [entry for entry in story if entry[0] == "HEALTH_CHECK"]
-    assert marks == [("HEALTH_CHECK", "WARNING", "WARNING")] * 2
-    assert story[-1] == ("HEALTH_CHECK", "WARNING", "WARNING")
+    assert marks == [("HEALTH_CHECK", "ERROR", "WARNING")] * 2
+    assert story[-1] == ("HEALTH_CHECK", "ERROR", "WARNING")
 
 
 def test_a_member_that_passes_again_makes_the_cluster_active(

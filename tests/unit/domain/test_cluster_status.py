@@ -44,14 +44,37 @@ def test_unbounded_max_size() -> None:
     assert cluster_status_after("NODE_DELETE", {"ACTIVE": 9}, 0, 4, -1)[0] is ClusterStatus.ACTIVE
 
 
-def test_a_crash_looping_only_member_is_no_active_cluster() -> None:
-    # issue 24: the only member ERROR (in back-off) said ACTIVE "equal or above ... (1)"
+def test_a_crash_looping_only_member_makes_the_cluster_error() -> None:
+    # issue 24: the only member ERROR (in back-off) said ACTIVE "equal or above ... (1)",
+    # then WARNING; nothing of the cluster works, so it is ERROR (min_size 0 or not)
     status, reason = cluster_status_after("HEALTH_CHECK", {"ERROR": 1}, 0, 1, -1)
-    assert status is ClusterStatus.WARNING
+    assert status is ClusterStatus.ERROR
     assert reason == (
-        "HEALTH_CHECK: number of active nodes is below desired_capacity (1). "
-        "1 of 1 node not ACTIVE (1 ERROR)."
+        "HEALTH_CHECK: no node is ACTIVE (desired_capacity 1). 1 of 1 node not ACTIVE (1 ERROR)."
     )
+
+
+def test_no_working_member_is_error_whatever_the_members_statuses() -> None:
+    status, reason = cluster_status_after(
+        "CLUSTER_CREATE", {"ERROR": 2, "WARNING": 1, "RECOVERING": 1}, 0, 3, -1
+    )
+    assert status is ClusterStatus.ERROR
+    assert reason == (
+        "CLUSTER_CREATE: no node is ACTIVE (desired_capacity 3). "
+        "4 of 4 nodes not ACTIVE (2 ERROR, 1 RECOVERING, 1 WARNING)."
+    )
+
+
+def test_a_cluster_wanting_members_and_having_none_is_error() -> None:
+    assert cluster_status_after("CLUSTER_DEL_NODES", {}, 0, 2, -1) == (
+        ClusterStatus.ERROR,
+        "CLUSTER_DEL_NODES: no node is ACTIVE (desired_capacity 2). The cluster has no members.",
+    )
+
+
+def test_one_working_member_of_many_is_a_warning() -> None:
+    status, _ = cluster_status_after("HEALTH_CHECK", {"ACTIVE": 1, "ERROR": 4}, 0, 5, -1)
+    assert status is ClusterStatus.WARNING
 
 
 def test_below_min_size_is_error_and_names_the_members() -> None:

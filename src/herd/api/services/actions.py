@@ -89,6 +89,9 @@ def _cancel(
         status in IDLE_UNOWNED and row.owner is None
     ):
         _end(session, services, ctx, row, CANCELLED_REASON)
+        # Its locks end with it: a child waiting for its lifecycle hook holds its node's
+        # (the cancel matrix found that row left behind after its parent ended).
+        release_all(session, row.id)
 
 
 def cancel_action(

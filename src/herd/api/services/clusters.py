@@ -97,8 +97,6 @@ def update_cluster(
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")
     deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
     refuse_if_deleting(session, ResourceType.CLUSTER, [cluster.id])
-    if cluster.status == ClusterStatus.ERROR:
-        raise FeatureNotSupported("Updating a cluster in error state is not supported.")
     inputs = changed_inputs(
         {
             "name": request.name,
@@ -123,6 +121,10 @@ def update_cluster(
                 inputs["profile_only"] = request.profile_only
     if not inputs:
         raise InvalidRequest("No property needs an update.")
+    if cluster.status == ClusterStatus.ERROR and "profile_id" not in inputs:
+        # herd takes a new profile on an ERROR cluster (Senlin refused every update): it is
+        # how members that crash on start are fixed (domain/cluster_status.py, docs/api.md).
+        raise FeatureNotSupported("Updating a cluster in error state is not supported.")
     action = submit(
         session,
         services,

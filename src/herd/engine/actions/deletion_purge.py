@@ -12,14 +12,18 @@ idempotent, so a purge resumed after an engine stopped simply runs again.
 from __future__ import annotations
 
 from herd.engine.execution import ActionExecution, Outcome
+from herd.engine.recovery import IN_FLIGHT
 from herd.store import actions as action_store
 from herd.store import clusters, events, resources, tombstones
+from herd.store import nodes as node_store
 from herd.store.database import Session
 from herd.store.locks import release_all
 from herd.store.models import ActionRow, ClusterRow
-from herd.types import ActionStatus, ResourceType
+from herd.types import ActionStatus, NodeStatus, ResourceType
 
 PURGED = "Cancelled: its deletion was purged by an administrator."
+#: a node whose child action the purge stopped half-way
+INTERRUPTED_BY_PURGE = "Interrupted: its deletion was purged before it finished."
 
 
 def _cancel(session: Session, action: ActionRow, now: float) -> None:
@@ -42,6 +46,11 @@ def _stop_deletion(session: Session, action_id: str | None, now: float) -> list[
     children = action_store.unfinished_children(session, action.id)
     for child in children:
         _cancel(session, child, now)
+        # Nothing will finish what the child began: a node it left DELETING would say so
+        # for ever (issue 24's crash matrix found purged members DELETING after a restart).
+        node = node_store.get(session, child.target)
+        if node is not None and node.status in IN_FLIGHT:
+            node.status, node.status_reason = NodeStatus.ERROR, INTERRUPTED_BY_PURGE
     if children:
         cleaned.append(f"{len(children)} child action(s) cancelled")
     return cleaned
