@@ -55,13 +55,15 @@ def beds(tmp_path_factory: pytest.TempPathFactory, nova_cloud: NovaCloud) -> Ite
     nova_api = None
     herd = None
     try:
-        keystone.start()
-        admin = keystone.token("admin", "admin")
-        keystone.add_user(admin, "carla", "demo", "member")
+        # the nova-api boots while Keystone bootstraps (it asks Keystone only when called)
         nova_api, compute_url = start_keystone_nova_api(
             nova_cloud.info, tmp_path_factory.mktemp("nova-api-keystone"), keystone.url,
             "admin", PASSWORD,
         )  # fmt: skip
+        keystone.start()
+        nova_api.wait_http(compute_url + "/")
+        admin = keystone.token("admin", "admin")
+        keystone.add_user(admin, "carla", "demo", "member")
         keystone.register_service("nova", "compute", compute_url)
         keystone.register_service("glance", "image", nova_cloud.info.image_url)
         herd = HerdServer(tmp_path_factory.mktemp("herd") / "data", free_port())

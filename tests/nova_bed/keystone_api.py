@@ -32,7 +32,8 @@ use = call:nova.api.openstack.urlmap:urlmap_factory
 
 [composite:openstack_compute_api_v21]
 use = call:nova.api.auth:pipeline_factory_v21
-keystone = http_proxy_to_wsgi compute_req_id faultwrap request_log sizelimit authtoken keystonecontext osapi_compute_app_v21
+keystone = http_proxy_to_wsgi compute_req_id faultwrap request_log sizelimit authtoken
+  keystonecontext osapi_compute_app_v21
 
 [filter:authtoken]
 paste.filter_factory = keystonemiddleware.auth_token:filter_factory
@@ -80,7 +81,9 @@ def start_keystone_nova_api(
     """Start the Keystone-validating nova-api; return it and its compute URL (``.../v2.1``).
 
     ``user`` (in project ``admin``) is the account its keystonemiddleware validates
-    tokens with. The caller stops it (``service.stop()``).
+    tokens with. It may start before Keystone answers (keystonemiddleware asks Keystone
+    on the first request): the caller waits for it (``service.wait_http(url + "/")``)
+    and stops it (``service.stop()``).
     """
     bed_nova = Path(info.logs).parent / "nova"
     workdir.mkdir(parents=True, exist_ok=True)
@@ -123,6 +126,4 @@ def start_keystone_nova_api(
     ]
     service = Service(SERVICE, argv, workdir / f"{SERVICE}.log", env)
     service.start()
-    url = f"http://127.0.0.1:{port}"
-    service.wait_http(url + "/v2.1/")
-    return service, url + "/v2.1"
+    return service, f"http://127.0.0.1:{port}/v2.1"

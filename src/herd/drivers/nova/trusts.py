@@ -83,8 +83,9 @@ def _refusal(exc: BaseException) -> str | None:
     """What Keystone said, when ``exc`` is Keystone refusing the trust (else None)."""
     status = getattr(exc, "http_status", None) or getattr(exc, "status_code", None)
     if status in (401, 403, 404):
-        message = getattr(exc, "message", None) or str(exc)
-        return f"{message} (HTTP {status})".strip()
+        message = str(getattr(exc, "message", None) or exc).strip()
+        # keystoneauth's text already ends with the status (and the request id)
+        return message if f"(HTTP {status})" in message else f"{message} (HTTP {status})"
     return None
 
 
