@@ -156,6 +156,19 @@ def test_servers_are_the_users_and_a_deleted_user_stops_herd(beds: Beds) -> None
     assert {m["domain"] for m in members} == {"default"}
     physical = {m["physical_id"] for m in members}
 
+    # policies and receivers carry the requester's domain too
+    deletion = {"type": "senlin.policy.deletion", "version": "1.1", "properties": {}}
+    made = carla.post("/v1/policies", json={"policy": {"name": PREFIX, "spec": deletion}})
+    assert made.status_code == 201 and made.json()["policy"]["domain"] == "default", made.text
+    receiver = {
+        "name": PREFIX,
+        "cluster_id": cluster["id"],
+        "action": "CLUSTER_SCALE_OUT",
+        "type": "webhook",
+    }
+    made = carla.post("/v1/receivers", json={"receiver": receiver})
+    assert made.status_code == 201 and made.json()["receiver"]["domain"] == "default", made.text
+
     # carla's own openstacksdk, through Keystone's catalog, sees them in her project
     mine = _ours(_openstack(beds, "carla", "demo").compute.servers())
     assert set(mine) == physical
