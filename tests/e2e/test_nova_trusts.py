@@ -109,6 +109,18 @@ def _openstack(beds: Beds, user: str, project: str) -> Any:
     )
 
 
+def _trusts(keystone: KeystoneBed, admin: str) -> list[dict[str, Any]]:
+    """carla's trusts, as Keystone's admin lists them."""
+    answer = httpx.get(
+        f"{keystone.url}/OS-TRUST/trusts",
+        params={"trustor_user_id": keystone.users["carla"].id},
+        headers={"X-Auth-Token": admin},
+        timeout=60,
+    )
+    assert answer.status_code == 200, answer.text
+    return list(answer.json()["trusts"])
+
+
 def _ours(servers: Any) -> dict[str, Any]:
     return {s.id: s for s in servers if s.name.startswith(PREFIX) and s.status != "DELETED"}
 
@@ -134,8 +146,9 @@ def test_servers_are_the_users_and_a_deleted_user_stops_herd(beds: Beds) -> None
         "version": "1.0",
         "properties": {
             "name": PREFIX,
-            "flavor": beds.nova.flavor,
-            "image": beds.nova.image,
+            # ids, not names: each name lookup is one more request Nova validates with Keystone
+            "flavor": beds.nova.info.flavors[beds.nova.flavor],
+            "image": beds.nova.info.images[beds.nova.image],
         },
     }
     made = carla.post("/v1/profiles", json={"profile": {"name": PREFIX, "spec": spec}})
@@ -177,22 +190,32 @@ def test_servers_are_the_users_and_a_deleted_user_stops_herd(beds: Beds) -> None
     # bob, in project other, does not
     assert not _ours(_openstack(beds, "bob", "other").compute.servers())
 
-    # the trust exists in Keystone and herd never shows its id
+    # the trust exists in Keystone
     admin = keystone.token("admin", "admin")
-    trusts = httpx.get(
-        f"{keystone.url}/OS-TRUST/trusts",
-        params={"trustor_user_id": keystone.users["carla"].id},
-        headers={"X-Auth-Token": admin},
-        timeout=60,
-    ).json()["trusts"]
-    assert len(trusts) == 1 and trusts[0]["project_id"] == demo and trusts[0]["impersonation"]
+    first = _trusts(keystone, admin)
+    assert len(first) == 1 and first[0]["project_id"] == demo and first[0]["impersonation"]
+
+    # carla deletes it in Keystone; her next Nova cluster makes a new one, which her first
+    # cluster acts through too (the scale-in below)
+    gone = httpx.delete(
+        f"{keystone.url}/OS-TRUST/trusts/{first[0]['id']}", headers=carla.headers, timeout=60
+    )
+    assert gone.status_code == 204, gone.text
+    body = {"cluster": {"name": f"{PREFIX}-empty", "profile_id": profile["id"]}}
+    made = carla.post("/v1/clusters", json=body)
+    assert made.status_code == 202, made.text
+    assert wait_for_action(carla, made.headers["Location"], timeout=WAIT)["status"] == "SUCCEEDED"
+    second = _trusts(keystone, admin)
+    assert len(second) == 1 and second[0]["id"] != first[0]["id"]
+
+    # herd never shows a trust's id
     shown = [
         carla.get(f"/v1/clusters/{cluster['id']}").text,
         carla.get("/v1/nodes", params={"show_details": "true"}).text,
         carla.get("/v1/actions").text,
         carla.get("/v1/events").text,
     ]
-    assert not any(trusts[0]["id"] in text for text in shown)
+    assert not any(t["id"] in text for t in first + second for text in shown)
 
     # scale-in deletes one server through the trust
     action = _act(carla, cluster["id"], {"scale_in": {"count": 1}})

@@ -106,6 +106,22 @@ class TrustMaker:
             )
         return str(answer.json()["trust"]["id"])
 
+    def exists(self, token: str, trust_id: str) -> bool:
+        """Whether Keystone still has the trust (its trustor may read it with ``token``).
+
+        Only Keystone's 404 says no; any other answer keeps the stored trust (the driver
+        reports a trust Keystone refuses, naming it).
+        """
+        try:
+            answer = httpx.get(
+                f"{self.auth_url}/OS-TRUST/trusts/{trust_id}",
+                headers={"X-Auth-Token": token},
+                timeout=TIMEOUT,
+            )
+        except httpx.HTTPError as exc:
+            raise ServiceUnavailable(f"Keystone could not be asked for a trust: {exc}") from None
+        return answer.status_code != 404
+
     def _post(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
         try:
             return httpx.post(self.auth_url + path, json=body, headers=headers, timeout=TIMEOUT)
@@ -117,8 +133,9 @@ def ensure_trust(services: Services, ctx: RequestContext, profile_id: str) -> No
     """Before a cluster or a lone node is stored: the caller's trust, when it will act.
 
     Nothing happens unless ``nova_trusts`` is on, the caller came with a Keystone token
-    and the profile is an ``os.nova.server`` one. A stored trust is reused (as Senlin
-    did); a refused one is an error and nothing is stored.
+    and the profile is an ``os.nova.server`` one. A stored trust Keystone still has is
+    reused (as Senlin did); one deleted meanwhile is replaced, which revives the caller's
+    clusters too (they act through it). A refused one is an error and nothing is stored.
     """
     maker: TrustMaker | None = services.extra.get("trusts")
     if maker is None or ctx.keystone is None:
@@ -129,8 +146,9 @@ def ensure_trust(services: Services, ctx: RequestContext, profile_id: str) -> No
         )
         if services.drivers.get(profile.type).profile_type != NOVA_PROFILE_TYPE:
             return
-        if credentials.get_trust(session, ctx.user, ctx.project) is not None:
-            return
+        stored = credentials.get_trust(session, ctx.user, ctx.project)
+    if stored is not None and maker.exists(ctx.keystone.token, stored):
+        return
     trust_id = maker.create(ctx.keystone.token, ctx.user, ctx.project, ctx.keystone.roles)
     try:
         with services.database.write() as session:
