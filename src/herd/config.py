@@ -115,6 +115,10 @@ class Settings(BaseSettings):
     #: the message bus of Nova's versioned notifications (``amqp://user:pass@host:5672/``),
     #: for LIFECYCLE_EVENTS health detection; unset: none (polling still works)
     nova_notifications_url: SecretStr | None = None
+    #: ``auth: keystone`` only: act for each user on the cloud through a Keystone trust from
+    #: that user to herd's service user (``keystone_*``), made when the user creates a
+    #: cluster or node, instead of with the clouds.yaml credentials (docs/drivers.md)
+    nova_trusts: bool = False
 
     #: run the health manager in every engine (it checks clusters that have a health policy)
     health_manager: bool = True

@@ -64,14 +64,16 @@ if TYPE_CHECKING:
 log = logging.getLogger("herd.api")
 
 
-def _default_drivers(settings: Settings) -> DriverRegistry:
+def _default_drivers(settings: Settings, database: Database) -> DriverRegistry:
     from herd.drivers.nova.cloud import NovaOptions
     from herd.drivers.registry import default_driver_registry
+    from herd.store.credentials import trusted_connections
 
     return default_driver_registry(
         settings.data_dir,
         sim_state_file=settings.sim_state_file(),
         nova=NovaOptions.from_settings(settings),
+        nova_trusts=trusted_connections(settings, database),
     )
 
 
@@ -123,7 +125,7 @@ def create_app(
     # Drivers the app builds are the app's to close (their watcher threads stop with it).
     owned_drivers: DriverRegistry | None = None
     if drivers is None:
-        drivers = owned_drivers = _default_drivers(settings)
+        drivers = owned_drivers = _default_drivers(settings, db)
     services = Services(
         settings=settings,
         database=db,
@@ -229,6 +231,10 @@ def create_app(
         from herd.api.keystone import KeystoneAuth, route_templates
 
         services.extra["keystone"] = KeystoneAuth(settings, route_templates(app.routes))
+        if settings.nova_trusts:
+            from herd.api.trusts import TrustMaker
+
+            services.extra["trusts"] = TrustMaker(settings)
     install_openapi(app)
     install_metrics(app, services)
     install_ui(app)

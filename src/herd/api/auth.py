@@ -18,7 +18,7 @@ agent tokens unless it says otherwise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
@@ -42,6 +42,16 @@ AGENT_REFUSED = (
 
 
 @dataclass(frozen=True)
+class KeystoneCaller:
+    """What a Keystone caller brought: its token and its roles as Keystone named them.
+
+    Kept for making a trust (``api/trusts.py``); never shown, logged or stored."""
+
+    token: str = field(repr=False)
+    roles: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class RequestContext:
     user: str
     project: str
@@ -51,6 +61,8 @@ class RequestContext:
     domain: str | None = None
     #: the regions an agent token may read; None: every region (every other caller)
     regions: tuple[str, ...] | None = None
+    #: ``auth: keystone``: the caller's token and Keystone roles (for trusts)
+    keystone: KeystoneCaller | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_admin(self) -> bool:
@@ -97,7 +109,14 @@ async def _keystone_context(
     route = request.scope.get("route")
     path = getattr(route, "path", request.url.path)
     roles = keystone.roles(identity, request.method, path)
-    return RequestContext(identity.user, identity.project, roles, version, identity.domain)
+    return RequestContext(
+        identity.user,
+        identity.project,
+        roles,
+        version,
+        identity.domain,
+        keystone=KeystoneCaller(secret, identity.roles),
+    )
 
 
 async def get_context(request: Request, services: ServicesDep) -> RequestContext:

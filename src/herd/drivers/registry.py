@@ -13,6 +13,7 @@ from typing import Any
 from herd.drivers.base import Driver
 from herd.drivers.nova.cloud import NovaOptions
 from herd.drivers.nova.driver import NovaServerDriver
+from herd.drivers.nova.trusts import TrustedConnections
 from herd.drivers.operations import describe_operations
 from herd.drivers.process import ProcessDriver
 from herd.drivers.sim import SimDriver
@@ -158,7 +159,11 @@ def _schema_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def default_driver_registry(
-    data_dir: Path, *, sim_state_file: Path | None = None, nova: NovaOptions | None = None
+    data_dir: Path,
+    *,
+    sim_state_file: Path | None = None,
+    nova: NovaOptions | None = None,
+    nova_trusts: TrustedConnections | None = None,
 ) -> DriverRegistry:
     """A registry holding herd's built-in drivers: ``herd.process-1.0``, ``herd.sim-1.0``
     and ``os.nova.server`` (1.0 to 1.2).
@@ -166,10 +171,13 @@ def default_driver_registry(
     ``sim_state_file`` shares the sim driver's servers with other processes (see
     :mod:`herd.drivers.sim_state`); without it they live in this process's memory.
     ``nova`` names the cloud of ``os.nova.server`` (default: the ``OS_*`` variables;
-    nothing is contacted until a Nova profile is used).
+    nothing is contacted until a Nova profile is used); ``nova_trusts`` makes it act for
+    each node's owner through a Keystone trust instead (:mod:`herd.drivers.nova.trusts`).
     """
     registry = DriverRegistry()
     registry.register(ProcessDriver(data_dir))
     registry.register(SimDriver(state_file=sim_state_file))
-    registry.register(NovaServerDriver(nova or NovaOptions.for_data_dir(data_dir)))
+    registry.register(
+        NovaServerDriver(nova or NovaOptions.for_data_dir(data_dir), trusts=nova_trusts)
+    )
     return registry

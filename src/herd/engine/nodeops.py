@@ -94,6 +94,7 @@ class NodeOperations:
             namer = node_namer(cluster)
             next_index = cluster.next_index
             cluster_id, profile_id, project = cluster.id, cluster.profile_id, cluster.project
+            domain = cluster.domain
             if names is None:
                 cluster.next_index = next_index + len(placements)
             session.flush()  # the cluster's next_index, before the bulk statements
@@ -118,6 +119,7 @@ class NodeOperations:
                         placement=placements[position],
                         user=ex.user,
                         project=project,
+                        domain=domain,
                         now=now,
                     )
                     nodes.append(node)

@@ -213,6 +213,7 @@ def build_engine(
     from herd.drivers.nova.cloud import NovaOptions
     from herd.drivers.registry import default_driver_registry
     from herd.policies.registry import default_policy_registry
+    from herd.store.credentials import trusted_connections
 
     return EngineService(
         settings,
@@ -221,6 +222,7 @@ def build_engine(
             settings.data_dir,
             sim_state_file=settings.sim_state_file(),
             nova=NovaOptions.from_settings(settings),
+            nova_trusts=trusted_connections(settings, database),
         ),
         default_policy_registry(),
         regions_delete=regions_delete,

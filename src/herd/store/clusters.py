@@ -136,6 +136,7 @@ def add_new(
     user: str,
     project: str,
     now: float,
+    domain: str = "",
 ) -> ClusterRow:
     """Add the row of a cluster about to be created (INIT; its action creates the members)."""
     row = ClusterRow(
@@ -158,7 +159,7 @@ def add_new(
         dependents={},
         user=user,
         project=project,
-        domain="",
+        domain=domain,
     )
     session.add(row)
     return row

@@ -126,6 +126,7 @@ def add_new(
     user: str,
     project: str,
     now: float,
+    domain: str = "",
     cluster_id: str | None = None,
     index: int = -1,
     role: str = "",
@@ -157,7 +158,7 @@ def add_new(
         dependents={},
         user=user,
         project=project,
-        domain="",
+        domain=domain,
     )
     session.add(row)
     return row
@@ -185,6 +186,7 @@ def planned_values(
     user: str,
     project: str,
     now: float,
+    domain: str = "",
 ) -> dict[str, Any]:
     """The columns of a node a scale plans to create (CREATING), for :func:`insert_many`."""
     return {
@@ -208,7 +210,7 @@ def planned_values(
         "dependents": {},
         "user": user,
         "project": project,
-        "domain": "",
+        "domain": domain,
     }
 
 

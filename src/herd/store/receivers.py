@@ -95,6 +95,7 @@ def new_receiver(
     user: str,
     project: str,
     now: float,
+    domain: str = "",
     webhook_base: str,
     key: bytes,
 ) -> tuple[ReceiverRow, str]:
@@ -110,7 +111,7 @@ def new_receiver(
         webhook_base=webhook_base,
         user=user,
         project=project,
-        domain="",
+        domain=domain,
         created_at=now,
         updated_at=None,
     )

@@ -23,6 +23,7 @@ def new_spec_row(
     user: str,
     project: str,
     now: float,
+    domain: str = "",
     **own: Any,
 ) -> SpecRow:
     """Build (not add) a profile or policy row; ``stored`` False gives it no id (a validation)."""
@@ -33,7 +34,7 @@ def new_spec_row(
         spec=spec,
         user=user,
         project=project,
-        domain="",
+        domain=domain,
         created_at=now,
         updated_at=None,
         **own,

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Body, Request, Response
 from fastapi.responses import JSONResponse
 
-from herd.api import pagination
+from herd.api import pagination, trusts
 from herd.api.auth import Context, ReaderContext, for_caller
 from herd.api.deps import ServicesDep
 from herd.api.microversion import APIVersion
@@ -81,6 +81,7 @@ def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) 
     request = parse_body(
         ClusterCreate, body, envelope="cluster", context=_limits(services), request_object=True
     )
+    trusts.ensure_trust(services, ctx, request.profile_id)
     with services.database.write() as session:
         cluster, action = service.create_cluster(session, services, ctx, request)
         session.flush()

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Body, Request, Response
 from fastapi.responses import JSONResponse
 
-from herd.api import pagination
+from herd.api import pagination, trusts
 from herd.api.auth import Context, RequestContext, reader_context
 from herd.api.deps import Services, ServicesDep, run_database
 from herd.api.json_body import dumps
@@ -49,6 +49,8 @@ async def list_nodes(request: Request) -> Response:
 @router.post("", status_code=202, openapi_extra=openapi_body(NodeCreate, envelope="node"))
 def create_node(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> JSONResponse:
     request = parse_body(NodeCreate, body, envelope="node", request_object=True)
+    if not request.cluster_id:  # members act through their cluster owner's trust
+        trusts.ensure_trust(services, ctx, request.profile_id)
     with services.database.write() as session:
         node, action = service.create_node(session, services, ctx, request)
         session.flush()

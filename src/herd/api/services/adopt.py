@@ -76,6 +76,7 @@ def adopt_node(
         spec=_spec(full_type, resource),
         user=ctx.user,
         project=ctx.project,
+        domain=ctx.domain or "",
         now=now,
         meta_data={},
     )
@@ -93,6 +94,7 @@ def adopt_node(
         metadata=request.metadata or {},
         user=ctx.user,
         project=ctx.project,
+        domain=ctx.domain or "",
         now=now,
     )
     session.flush()

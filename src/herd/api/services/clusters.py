@@ -75,6 +75,7 @@ def create_cluster(
         config=request.config or {},
         user=ctx.user,
         project=ctx.project,
+        domain=ctx.domain or "",
         now=services.now(),
     )
     action = submit(

@@ -66,6 +66,7 @@ def create_node(
         metadata=request.metadata or {},
         user=ctx.user,
         project=cluster.project if cluster else ctx.project,
+        domain=cluster.domain if cluster else ctx.domain or "",
         now=services.now(),
     )
     action = submit(

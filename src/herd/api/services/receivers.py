@@ -157,6 +157,7 @@ def create_receiver(
         params=params,
         user=ctx.user,
         project=ctx.project,
+        domain=ctx.domain or "",
         now=services.now(),
         webhook_base=base_url,
         key=services.webhook_key,

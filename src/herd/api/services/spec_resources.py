@@ -98,6 +98,7 @@ def create(
         spec=spec_map,
         user=ctx.user,
         project=ctx.project,
+        domain=ctx.domain or "",
         now=services.now(),
         **spec.own_columns(request),
     )
@@ -119,6 +120,7 @@ def validate(
         spec=spec_map,
         user=ctx.user,
         project=ctx.project,
+        domain=ctx.domain or "",
         now=services.now(),
         **spec.own_columns(None),
     )

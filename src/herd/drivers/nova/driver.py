@@ -46,6 +46,7 @@ from herd.drivers.nova.servers import (
     wait_for,
 )
 from herd.drivers.nova.spec import PROPERTIES_SCHEMA, validate_server_properties
+from herd.drivers.nova.trusts import TrustedConnections
 from herd.drivers.nova.updates import update_server
 from herd.drivers.operations import OperationSpec
 from herd.errors import DriverError
@@ -85,11 +86,22 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
     supports_rebuild = True
     supports_update = True
 
-    def __init__(self, options: NovaOptions, *, cloud: NovaCloud | None = None) -> None:
-        """Talk to the cloud the options name; nothing is contacted before the first call."""
+    def __init__(
+        self,
+        options: NovaOptions,
+        *,
+        cloud: NovaCloud | None = None,
+        trusts: TrustedConnections | None = None,
+    ) -> None:
+        """Talk to the cloud the options name; nothing is contacted before the first call.
+
+        With ``trusts`` every node is acted on through its owner's Keystone trust
+        (:mod:`herd.drivers.nova.trusts`), never with the clouds.yaml credentials.
+        """
         super().__init__()
         self.options = options
         self.cloud = cloud or NovaCloud(options)
+        self.trusts = trusts
         self.resolver = Resolver(self.cloud)
         self._watched: dict[str, str] = {}  # server id -> node id
         #: server id -> until when its events are herd's own doing (a stop, a reboot)
@@ -103,8 +115,28 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         return validate_server_properties(properties)
 
     def check_against_backend(self, properties: Mapping[str, Any]) -> None:
-        """At profile create/validate: the names exist and the cloud can honour the spec."""
-        self.resolver.check(properties)
+        """At profile create/validate: the names exist and the cloud can honour the spec.
+
+        With trusts nothing acts for a profile (only for nodes): the names are checked
+        when a node boots, through its owner's trust.
+        """
+        if self.trusts is None:
+            self.resolver.check(properties)
+
+    def node_connection(self, node_id: str, region: str | None) -> Any:
+        """The connection acting for a node: its owner's trust, or the configured cloud."""
+        if self.trusts is not None:
+            return self.trusts.connection(node_id, region)
+        return self.cloud.connection(region)
+
+    def _shared_connection(self, region: str | None, doing: str) -> Any:
+        """The configured cloud, for calls that act for no node; refused with trusts."""
+        if self.trusts is not None:
+            raise DriverError(
+                f"{doing} is not available when herd acts through Keystone trusts "
+                "(nova_trusts): it acts for no node's owner, and herd never uses other credentials"
+            )
+        return self.cloud.connection(region)
 
     # -- create / delete -----------------------------------------------------------------
 
@@ -116,7 +148,7 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
                 was not ACTIVE in time; in the last two cases it has been deleted.
         """
         region = region_of(request.placement, request.properties)
-        conn = self.cloud.connection(region)
+        conn = self.node_connection(request.node_id, region)
         found = self._resume(conn, request.node_id, region)
         if found is not None:
             return _keep_group(request, found)
@@ -180,7 +212,9 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         self.unwatch(ref.node_id)
         if not ref.physical_id:
             return
-        conn = self.cloud.connection(region_of(ref.data.get("placement") or {}, ref.properties))
+        conn = self.node_connection(
+            ref.node_id, region_of(ref.data.get("placement") or {}, ref.properties)
+        )
         delete_and_wait(self.cloud, conn, ref.physical_id, self.options.timeout)
 
     # -- health ----------------------------------------------------------------------------
@@ -193,7 +227,9 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         """
         if not ref.physical_id:
             return HealthReport(False, "node has no server")
-        conn = self.cloud.connection(region_of(ref.data.get("placement") or {}, ref.properties))
+        conn = self.node_connection(
+            ref.node_id, region_of(ref.data.get("placement") or {}, ref.properties)
+        )
         try:
             server = get_server(self.cloud, conn, ref.physical_id)
         except DriverError as exc:
@@ -253,7 +289,7 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
             raise DriverError(f"node {ref.node_id} has no server")
         self.quiet(ref.physical_id, self.options.timeout)
         region = region_of(ref.data.get("placement") or {}, request.properties)
-        return self.cloud.connection(region), ref.physical_id, region
+        return self.node_connection(ref.node_id, region), ref.physical_id, region
 
     def _active(self, conn: Any, server_id: str, region: str | None, doing: str) -> CreatedResource:
         try:
@@ -318,25 +354,26 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         self, name_or_id: str, properties: Mapping[str, Any]
     ) -> ServerGroup | None:
         """The project's Nova server group by name or id, in the profile's region."""
-        conn = self.cloud.connection(region_of({}, properties))
+        conn = self._shared_connection(region_of({}, properties), "a Nova server group")
         return find_group(self.cloud, conn, name_or_id)
 
     def create_server_group(
         self, name: str, policy: str, properties: Mapping[str, Any]
     ) -> ServerGroup:
         """A new Nova server group with ``policy``, in the profile's region."""
-        conn = self.cloud.connection(region_of({}, properties))
+        conn = self._shared_connection(region_of({}, properties), "a Nova server group")
         return create_group(self.cloud, conn, name, policy)
 
     def delete_server_group(self, group_id: str, properties: Mapping[str, Any]) -> None:
-        conn = self.cloud.connection(region_of({}, properties))
+        conn = self._shared_connection(region_of({}, properties), "a Nova server group")
         delete_group(self.cloud, conn, group_id)
 
     # -- restart ---------------------------------------------------------------------------
 
     def discover(self) -> dict[str, CreatedResource]:
         """This herd's servers (its owner tag) in the default region, by node id."""
-        if not self.cloud.configured:
+        if not self.cloud.configured or self.trusts is not None:
+            # with trusts, each project's servers are only seen through its owner's trust
             return {}
         try:
             conn = self.cloud.connection(None)
@@ -356,4 +393,6 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         if self._events is not None:
             self._events.stop()
         self.cloud.close()
+        if self.trusts is not None:
+            self.trusts.close()
         super().close()

@@ -173,7 +173,7 @@ class NovaOperationsMixin:
         """
         driver = cast("NovaServerDriver", self)
         try:
-            conn = driver.cloud.connection(None)
+            conn = driver._shared_connection(None, "adopting a server")
             server = get_server(driver.cloud, conn, identity)
         except DriverError as exc:
             raise InvalidRequest(
@@ -208,7 +208,7 @@ class NovaOperationsMixin:
     def claim(self, resource: AdoptedResource, node_id: str) -> None:
         """Tag the server as this herd's and record its node in Senlin's metadata key."""
         driver = cast("NovaServerDriver", self)
-        conn = driver.cloud.connection(None)
+        conn = driver.node_connection(node_id, None)
         compute = conn.compute
         for tag in (driver.options.owner_tag, node_tag(node_id)):
             driver.cloud.call(

@@ -18,6 +18,7 @@ from herd.store.models.coordination import (
     HealthLeaseRow,
     NodeLockRow,
 )
+from herd.store.models.credentials import CredentialRow
 from herd.store.models.health import NodeCheckRow
 from herd.store.models.history import ClusterSizeRow, EventRow
 from herd.store.models.members import MemberChangeRow, MemberRevisionRow
@@ -35,6 +36,7 @@ __all__ = [
     "ClusterLockRow",
     "ClusterRow",
     "ClusterSizeRow",
+    "CredentialRow",
     "DependencyRow",
     "EngineRow",
     "EventRow",
