@@ -38,7 +38,10 @@ class NodeForRequest(NodeForDriver, Protocol):
 
 
 def ref_of(
-    node_id: str, physical_id: str | None, data: Mapping[str, Any] | None, properties: Any
+    node_id: str,
+    physical_id: str | None,
+    data: Mapping[str, Any] | None,
+    properties: Mapping[str, Any],
 ) -> ResourceRef:
     """The resource of a node known by its parts (a probe target, a discovered orphan).
 

@@ -19,7 +19,9 @@ write into them).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TypeVar, cast
+
+T = TypeVar("T")
 
 
 class DerivedValues:
@@ -28,29 +30,32 @@ class DerivedValues:
     __slots__ = ("_values",)
 
     def __init__(self) -> None:
-        self._values: dict[str, Any] = {}
+        self._values: dict[str, object] = {}
 
-    def get(self, key: str) -> Any | None:
-        """The value kept under ``key``; None if none is yet."""
-        return self._values.get(key)
+    def get(self, key: str, kind: type[T]) -> T | None:
+        """The value kept under ``key`` if it is a ``kind``; None if none is yet."""
+        value = self._values.get(key)
+        return value if isinstance(value, kind) else None
 
-    def get_or_build(self, key: str, build: Callable[[], Any]) -> Any:
-        """The value under ``key``, built by ``build()`` (outside the lock) if none is kept."""
-        value = self.get(key)
-        if value is None:
-            value = self.keep(key, build())
-        return value
+    def get_or_build(self, key: str, build: Callable[[], T]) -> T:
+        """The value under ``key``, built by ``build()`` (outside any lock) if none is kept.
 
-    def keep(self, key: str, value: Any) -> Any:
+        A key always holds what its one builder returns, so the kept value is a ``T``.
+        """
+        if key in self._values:
+            return cast(T, self._values[key])
+        return self.keep(key, build())
+
+    def keep(self, key: str, value: T) -> T:
         """Keep ``value`` under ``key`` unless one is kept already; return the kept one."""
-        return self._values.setdefault(key, value)
+        return cast(T, self._values.setdefault(key, value))
 
-    def keep_all(self, items: Iterable[tuple[str, Any]]) -> None:
+    def keep_all(self, items: Iterable[tuple[str, object]]) -> None:
         """:meth:`keep` each pair (values carried over from other columns' derived values)."""
         for key, value in items:
             self._values.setdefault(key, value)
 
-    def with_prefix(self, prefix: str | tuple[str, ...]) -> dict[str, Any]:
+    def with_prefix(self, prefix: str | tuple[str, ...]) -> dict[str, object]:
         """A copy of the kept values whose key starts with ``prefix`` (or one of them)."""
         held = dict(self._values)  # one atomic copy: another decision may be adding values
         return {key: value for key, value in held.items() if key.startswith(prefix)}

@@ -39,7 +39,7 @@ def kept_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
     not change it; :func:`carry_kept_orders` carries it across departures.
     """
     name = _ORDER + criteria.value
-    order: IntArray | None = cols.derived.get(name)
+    order: IntArray | None = cols.derived.get(name, np.ndarray)
     if order is None:
         keys = key_functions(cols, criteria, 0)[1:]  # [0] is the bucket, [-1] the index
         index = cols.index
@@ -100,7 +100,11 @@ def carry_kept_orders(
     Only valid when ``into`` holds the same members in the same order with the
     same ``ORDER_COLUMNS`` values, less those where ``kept`` is False.
     """
-    orders = held.derived.with_prefix(_ORDER)
+    orders = {
+        name: order
+        for name, order in held.derived.with_prefix(_ORDER).items()
+        if isinstance(order, np.ndarray)
+    }
     if kept is not None:
         new_position = np.cumsum(kept) - 1  # of each kept member; the others are dropped
         orders = {name: new_position[order[kept[order]]] for name, order in orders.items()}

@@ -229,7 +229,7 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
     # The zone and region codes a per-group ranking built, carried over rather than rebuilt.
     codes: dict[str, tuple[Any, dict[str | None, int]]] = {}
     for key in ("zone", "region"):
-        held = table.columns.derived.get(f"{key}-codes")
+        held = table.columns.derived.get(f"{key}-codes", tuple)
         if held is not None:
             code_of = dict(held[1])
             labels = getattr(new, key)
