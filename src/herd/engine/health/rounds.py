@@ -44,6 +44,9 @@ class HealthRound:
         self.clients = clients
         self.stop = stop
         self.starter = RecoveryStarter(ctx, on_recovery)
+        #: validated properties per profile id, owned here and shared by the rounds (pool
+        #: threads) and the scheduler's watch sync: a profile's spec never changes, so an entry
+        #: never goes stale; threads meet only in single dict operations (get, set), no lock
         self.profiles: ProfileCache = {}
         self.workers = ctx.settings.health_probe_workers
 
