@@ -1,14 +1,11 @@
-"""Node rows: new nodes, single and batched reads by id, the rows of one cluster, and every
-statement that writes node rows.
+"""Node rows: new nodes, reads by id, one cluster's rows, and every statement writing them.
 
 The member revision (``store/member_revisions.py``) is right only if every transaction that
-writes node rows says which. The ORM's own flushes are seen by a session hook
-(``member_revisions.track``); a Core statement is not, so every INSERT, UPDATE or DELETE of
-``nodes`` is written here, in a function that notes what it writes
-(``member_revisions.touch``/``touch_nodes``) before it runs the statement.
-``tests/unit/store/test_node_write_contract.py`` reads every module of the package and fails
-on a node-writing statement anywhere else, or on a function here that writes without
-touching.
+writes node rows says which. A session hook sees the ORM's flushes; a Core statement it does
+not, so every INSERT, UPDATE or DELETE of ``nodes`` is here, in a function that notes what it
+writes (``member_revisions.touch``/``touch_nodes``) before running it.
+``tests/unit/store/test_node_write_contract.py`` fails on a node-writing statement anywhere
+else, or on a function here that writes without touching.
 """
 
 from __future__ import annotations
