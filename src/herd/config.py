@@ -3,14 +3,22 @@
 Nothing is read at import time: callers build a :class:`Settings` with
 :func:`load_settings` and pass it down (the app, the engine and the CLI each
 receive it explicitly).
+
+A :class:`Settings` refuses a bad configuration itself, when it is built: each field's range,
+and the combinations no process should start with (:meth:`Settings._coherent`: ``auth: none``
+on an address other hosts reach, ``auth: keystone`` without Keystone, an engine declared dead
+between two of its own heartbeats, ...). ``herd`` commands print the reason in one line and
+exit 2 (``cli/server.py``'s ``settings_or_exit``).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -84,16 +92,17 @@ class Settings(BaseSettings):
     #: nodes one project may have, in clusters or orphans (herd's; 0: no limit)
     max_nodes_per_project: int = Field(default=0, ge=0)
 
-    engine_workers: int = 16
-    engine_poll_interval: float = 0.05
-    engine_heartbeat_interval: float = 2.0
+    engine_workers: int = Field(default=16, ge=1)
+    engine_poll_interval: float = Field(default=0.05, gt=0)
+    engine_heartbeat_interval: float = Field(default=2.0, gt=0)
     #: an engine whose heartbeat is older than this is dead; its locks are taken over
-    engine_dead_after: float = 10.0
-    default_action_timeout: int = 3600
+    #: (more than one heartbeat interval, or live engines would be taken for dead)
+    engine_dead_after: float = Field(default=10.0, gt=0)
+    default_action_timeout: int = Field(default=3600, gt=0)
     #: Senlin's default; benches and big-cluster tests raise it (HERD_MAX_NODES_PER_CLUSTER)
     max_nodes_per_cluster: int = Field(default=1000, ge=1)
-    lock_retry_times: int = 3
-    lock_retry_interval: float = 1.0
+    lock_retry_times: int = Field(default=3, ge=0)
+    lock_retry_interval: float = Field(default=1.0, ge=0)
     #: the ``signal`` operation may send SIGKILL and SIGSTOP (refused by default)
     allow_uncatchable_signals: bool = False
     #: keep ``herd.sim`` servers in ``<data_dir>/sim-servers.sqlite``, shared by every engine
@@ -134,8 +143,8 @@ class Settings(BaseSettings):
 
     #: Zaqar v2 endpoint used by ``type: zaqar`` lifecycle hooks
     zaqar_url: str | None = None
-    webhook_timeout: float = 5.0
-    webhook_retries: int = 3
+    webhook_timeout: float = Field(default=5.0, gt=0)
+    webhook_retries: int = Field(default=3, ge=0)
     #: base of the URLs receivers hand out (``<base>/v1/webhooks/...``), e.g. the address
     #: Prometheus' Alertmanager reaches herd at; by default the address a request came to
     webhook_base_url: str | None = None
@@ -176,6 +185,47 @@ class Settings(BaseSettings):
             raise ValueError("must not be empty (unset it to use <data_dir>/webhook.key)")
         return value
 
+    @model_validator(mode="after")
+    def _coherent(self) -> Self:
+        """Refuse combinations of settings no process should start with."""
+        if self.auth == "none" and not is_loopback(self.host):
+            raise ValueError(
+                f"Refusing to serve with auth 'none' on {self.host}: without tokens every "
+                "caller is an administrator. Listen on 127.0.0.1, or use --auth token "
+                "(HERD_AUTH=token) and create tokens with 'herd token create'."
+            )
+        if self.auth == "keystone":
+            missing = [
+                name
+                for name, given in (
+                    ("HERD_KEYSTONE_AUTH_URL", self.keystone_auth_url),
+                    ("HERD_KEYSTONE_PASSWORD", self.keystone_password),
+                )
+                if not given
+            ]
+            if missing:
+                raise ValueError(
+                    f"auth 'keystone' needs {', '.join(missing)}: Keystone's URL and the "
+                    "password of herd's service user, which validates the callers' tokens."
+                )
+        if self.policy_file is not None and self.auth != "keystone":
+            raise ValueError(
+                f"policy_file (HERD_POLICY_FILE) applies to auth 'keystone' only, not to "
+                f"auth '{self.auth}', whose roles are fixed (docs/api.md)."
+            )
+        if self.engine_dead_after <= self.engine_heartbeat_interval:
+            raise ValueError(
+                f"engine_dead_after ({self.engine_dead_after} s) must be longer than "
+                f"engine_heartbeat_interval ({self.engine_heartbeat_interval} s): every live "
+                "engine would be taken for dead between two of its heartbeats."
+            )
+        if self.health_backoff_max < self.health_backoff_base:
+            raise ValueError(
+                f"health_backoff_max ({self.health_backoff_max} s) must not be shorter than "
+                f"health_backoff_base ({self.health_backoff_base} s)."
+            )
+        return self
+
     def webhook_key_file(self) -> Path:
         """Where the webhook key is kept when ``webhook_key`` is not set."""
         return self.data_dir / "webhook.key"
@@ -190,3 +240,20 @@ def load_settings(**overrides: Any) -> Settings:
     """Build settings from the environment, with explicit overrides (None means unset)."""
     given = {key: value for key, value in overrides.items() if value is not None}
     return Settings(**given)
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` only listens on the local machine (a name: all its addresses)."""
+    if host in ("localhost", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False
+    return bool(addresses) and all(
+        ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses
+    )

@@ -1,8 +1,11 @@
 """herd's error tree.
 
 Every error carries a class-level ``code`` (the Senlin exception type name that
-appears in API error bodies) and a human message. Only ``herd.api.errors`` maps
-these classes to HTTP statuses; nothing else in herd knows about HTTP.
+appears in API error bodies) and a human message. Every error class herd raises on
+purpose is defined here (a driver's own, e.g. the Nova driver's ``ServerFailed``, is a
+``DriverError`` kept with its driver). Only ``herd.api.errors`` maps these classes to HTTP
+statuses; nothing else in herd knows about HTTP. A database constraint's refusal is turned
+into one of them by ``herd.store.integrity``, by the constraint's name.
 """
 
 from __future__ import annotations
@@ -116,6 +119,36 @@ class PolicyRejected(HerdError):
         super().__init__(f"Failed policy '{policy}': {reason}", policy=policy, reason=reason)
         self.policy = policy
         self.reason = reason
+
+
+class FeatureNotSupported(Conflict):
+    """Senlin's FeatureNotSupported (409)."""
+
+    code = "FeatureNotSupported"
+
+
+class ActionImmutable(Conflict):
+    """Senlin's ActionImmutable (409): the action has ended and cannot be changed."""
+
+    code = "ActionImmutable"
+
+
+class OverQuota(Forbidden):
+    """Senlin's OverQuota: the project has as many as it may (403)."""
+
+    code = "OverQuota"
+
+
+class MalformedRequest(InvalidRequest):
+    """The iallocator input cannot be understood."""
+
+    code = "MalformedIAllocatorRequest"
+
+
+class OutboundRefused(InvalidSpec):
+    """herd will not call this URL for a tenant (400 at create time; a reason at call time)."""
+
+    code = "InvalidSpec"
 
 
 class DriverError(HerdError):

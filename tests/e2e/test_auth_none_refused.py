@@ -1,6 +1,7 @@
 """``herd serve`` with ``auth: none`` on a non-loopback address exits with the documented message.
 
-docs/api.md quotes the message; the process must exit non-zero before it listens.
+docs/api.md quotes the message; ``Settings`` refuses the combination, so the process exits 2
+(an invalid setting) before it listens.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def test_auth_none_off_loopback_exits(tmp_path: Path, args: list[str], env: dict
         timeout=60,
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env},
     )
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 2, done.stdout + done.stderr
     assert " ".join(MESSAGE.split()) in " ".join(done.stderr.split())
     with socket.socket() as sock:  # nothing listens: it refused before binding
         assert sock.connect_ex(("127.0.0.1", port)) != 0

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.clusters import create_cluster
 from tests.conftest import free_port
 from tests.e2e.prometheus import eventually, prometheus_scraping, query
 from tests.e2e.server import HerdServer
@@ -28,20 +29,7 @@ def test_prometheus_scrapes_herd(tmp_path: Path) -> None:
         with prometheus_scraping(server.url.removeprefix("http://"), tmp_path) as prom:
             eventually(prom, 'up{job="herd"} == 1')
             client = httpx.Client(base_url=server.url, headers=MV, timeout=30)
-            spec = {"type": "herd.sim", "version": "1.0", "properties": {}}
-            profile = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
-            r = client.post(
-                "/v1/clusters",
-                json={
-                    "cluster": {
-                        "name": "c",
-                        "profile_id": profile.json()["profile"]["id"],
-                        "desired_capacity": 2,
-                    }
-                },
-            )
-            cluster = r.json()["cluster"]["id"]
-            assert wait_for_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
+            cluster = create_cluster(client, 2)
             for body in ({"scale_out": {"count": 3}}, {"scale_in": {"count": 2}}):
                 r = client.post(f"/v1/clusters/{cluster}/actions", json=body)
                 assert r.status_code == 202, r.text

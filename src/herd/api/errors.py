@@ -18,29 +18,10 @@ from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from herd import errors
+from herd.store import integrity
 from herd.store.database import IntegrityError
 
 log = logging.getLogger("herd.api")
-
-
-class FeatureNotSupported(errors.Conflict):
-    """Senlin's FeatureNotSupported (409); proposed for herd.errors."""
-
-    code = "FeatureNotSupported"
-
-
-class ActionImmutable(errors.Conflict):
-    """Senlin's ActionImmutable (409): the action has ended and cannot be changed."""
-
-    code = "ActionImmutable"
-
-
-class NodeNotOrphan(errors.Conflict):
-    code = "NodeNotOrphan"
-
-
-class ProfileTypeNotMatch(errors.InvalidRequest):
-    code = "ProfileTypeNotMatch"
 
 
 STATUS_BY_ERROR: dict[type[BaseException], int] = {
@@ -190,16 +171,16 @@ async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(500, f"Unexpected error: {type(exc).__name__}", "InternalError")
 
 
-async def _integrity_error(_request: Request, exc: Exception) -> JSONResponse:
-    # A constraint caught what the request's own checks could not see: a concurrent
-    # change (e.g. a profile deleted while a cluster was being created with it).
-    log.info("integrity error: %s", exc)
-    return error_response(
-        409,
-        "The request conflicts with a concurrent change to the same resources; "
-        "read them again and retry.",
-        "Conflict",
-    )
+async def _integrity_error(request: Request, exc: Exception) -> JSONResponse:
+    # A constraint caught what the request's own checks could not see (a concurrent
+    # change); store/integrity.py says what, by the constraint's name.
+    assert isinstance(exc, IntegrityError)
+    error = integrity.as_error(exc)
+    if status_for(error) >= 500:
+        log.error("integrity error not foreseen by herd's checks: %s", exc)
+    else:
+        log.info("integrity error: %s", exc)
+    return await _herd_error(request, error)
 
 
 class UnexpectedErrorMiddleware:

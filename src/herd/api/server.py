@@ -3,60 +3,15 @@
 from __future__ import annotations
 
 import gc
-import ipaddress
 import os
-import socket
 from typing import Any
 
 from herd.config import Settings
-from herd.errors import InvalidRequest
 
 #: the environment variable that hands the parent's settings to ``--workers`` processes
 WORKER_SETTINGS = "_HERD_WORKER_SETTINGS"
 #: tells ``--workers`` processes whether their parent runs the engine ("running" or "off")
 PARENT_ENGINE = "_HERD_PARENT_ENGINE"
-
-
-def is_loopback(host: str) -> bool:
-    """True when ``host`` only listens on the local machine."""
-    if host in ("localhost", "ip6-localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        pass
-    try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
-    except OSError:
-        return False
-    return bool(addresses) and all(
-        ipaddress.ip_address(str(a).split("%")[0]).is_loopback for a in addresses
-    )
-
-
-def check_auth(settings: Settings) -> None:
-    """Refuse ``auth: none`` on a non-loopback address.
-
-    Raises:
-        InvalidRequest: the settings would expose an unauthenticated API.
-    """
-    if settings.auth == "none" and not is_loopback(settings.host):
-        raise InvalidRequest(
-            f"Refusing to serve with auth 'none' on {settings.host}: without tokens every "
-            "caller is an administrator. Listen on 127.0.0.1, or use --auth token "
-            "(HERD_AUTH=token) and create tokens with 'herd token create'.",
-            field="auth",
-        )
-    if settings.auth == "keystone":
-        from herd.api.keystone import missing_settings
-
-        missing = missing_settings(settings)
-        if missing:
-            raise InvalidRequest(
-                f"auth 'keystone' needs {', '.join(missing)}: Keystone's URL and the password "
-                "of herd's service user, which validates the callers' tokens.",
-                field="auth",
-            )
 
 
 def serve(settings: Settings) -> None:
@@ -71,7 +26,6 @@ def serve(settings: Settings) -> None:
     from herd.observability import logs
 
     logs.configure(settings.log_format)
-    check_auth(settings)
     if settings.api_workers > 1:
         serve_workers(settings)
         return

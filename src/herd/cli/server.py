@@ -38,9 +38,13 @@ def settings_or_exit(**overrides: Any) -> Settings:
         return load_settings(**overrides)
     except ValidationError as exc:
         for error in exc.errors():
-            where = ".".join(str(part) for part in error["loc"]) or "settings"
-            env = f"HERD_{where.upper()}" if where != "settings" else ""
-            typer.echo(f"herd: invalid setting {where} ({env}): {error['msg']}", err=True)
+            where = ".".join(str(part) for part in error["loc"])
+            if where:
+                env = f"HERD_{where.upper()}"
+                typer.echo(f"herd: invalid setting {where} ({env}): {error['msg']}", err=True)
+            else:  # a combination (config.py's Settings._coherent): its text names the settings
+                reason = str(error["msg"]).removeprefix("Value error, ")
+                typer.echo(f"herd: invalid settings: {reason}", err=True)
         raise typer.Exit(2) from None
 
 

@@ -91,6 +91,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
         self.spawn_grace = spawn_grace
         self._children: dict[int, subprocess.Popen[bytes]] = {}
         self._ports = PortPicker()
+        #: guards ``_children`` (the node pool's creates and the exit watcher's thread)
         self._lock = threading.Lock()
         self._watcher = ExitWatcher(self._process_ended)
 

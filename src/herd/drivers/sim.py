@@ -96,6 +96,7 @@ class SimDriver(SimOperationsMixin, Driver):
         self._servers: SimServers = (
             FileServers(state_file) if state_file is not None else MemoryServers()
         )
+        #: guards ``_servers`` (every read and write of it, through ``_locked``), nothing else
         self._lock = threading.Lock()
         self._counter = itertools.count(1)
         self._prefix = f"sim-{uuid.uuid4().hex[:8]}-"

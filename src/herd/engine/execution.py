@@ -80,6 +80,7 @@ class ActionExecution:
         #: the results of :meth:`once` (the action row's ``steps``), apart from ``data``,
         #: which is Senlin's and which a policy check replaces as a whole
         self.steps: dict[str, Any] = dict(row.steps or {})
+        #: guards ``steps`` and its save: writers are the pool threads of one action's steps
         self._steps_lock = threading.Lock()
         self.outputs: dict[str, Any] = dict(row.outputs or {})
         #: what the policies explained about their decisions in this run (not stored)

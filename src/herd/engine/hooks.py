@@ -22,7 +22,8 @@ import httpx
 
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
-from herd.engine.outbound import OutboundGuard, OutboundRefused
+from herd.engine.outbound import OutboundGuard
+from herd.errors import OutboundRefused
 from herd.store import actions as action_store
 from herd.store import events, hook_deliveries
 from herd.store import nodes as node_store

@@ -13,12 +13,12 @@ from typing import Any
 
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.engine.context import EngineContext
+from herd.engine.driver_args import node_request, resource_ref
 from herd.engine.health.recover_node import RecoveryOptions, recover_resource
 from herd.engine.node_results import FinishedCall
 from herd.errors import HerdError
 from herd.store import nodes as node_store
 from herd.store import profiles as profile_store
-from herd.store.models import NodeRow
 from herd.store.nodes import NodeFacts
 from herd.types import ActionName
 
@@ -27,19 +27,6 @@ from herd.types import ActionName
 class NodeTarget:
     node: NodeFacts
     profile: tuple[str, dict[str, Any]] | str  # (profile type, validated properties) or an error
-
-
-def node_request(node: NodeRow | NodeFacts, properties: Mapping[str, Any]) -> NodeRequest:
-    """What a driver needs to create (or re-create) this node's resource."""
-    return NodeRequest(
-        node_id=node.id,
-        name=node.name,
-        index=node.index,
-        cluster_id=node.cluster_id,
-        properties=properties,
-        placement=dict((node.data or {}).get("placement") or {}),
-        metadata=dict(node.meta_data or {}),
-    )
 
 
 def load_targets(ctx: EngineContext, node_ids: Sequence[str]) -> dict[str, NodeTarget]:
@@ -142,7 +129,7 @@ def call_many(ctx: EngineContext, calls: Sequence[Call]) -> list[FinishedCall]:
             request = node_request(node, properties)
             creates.setdefault(profile_type, []).append((child_id, target, request))
         elif verb is ActionName.NODE_DELETE and node.physical_id:
-            ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+            ref = resource_ref(node, properties)
             deletes.setdefault(profile_type, []).append((child_id, target, ref))
         else:
             out.append(call_driver(ctx, child_id, verb, node_id, target, inputs))
@@ -210,7 +197,7 @@ def _recover_one(
         error = f"Recovery failed: {target.profile}"
         return FinishedCall(child_id, node.id, error, options=options)
     profile_type, properties = target.profile
-    ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+    ref = resource_ref(node, properties)
     outcome = recover_resource(
         ctx.drivers.get(profile_type),
         ref,
@@ -237,7 +224,7 @@ def _delete_one(ctx: EngineContext, child_id: str, target: NodeTarget) -> Finish
         return FinishedCall(child_id, node.id, f"Failed in deleting node: {target.profile}")
     profile_type, properties = target.profile
     try:
-        ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+        ref = resource_ref(node, properties)
         ctx.drivers.get(profile_type).delete(ref)
         return FinishedCall(child_id, node.id, None)
     except HerdError as exc:

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from herd.config import Settings
-from herd.errors import InvalidSpec
+from herd.errors import OutboundRefused
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -43,12 +43,6 @@ Resolver = Callable[[str, int], list[str]]
 SCHEMES = ("http", "https")
 MAX_REDIRECTS = 5
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-class OutboundRefused(InvalidSpec):
-    """herd will not call this URL for a tenant (400 at create time; a reason at call time)."""
-
-    code = "InvalidSpec"
 
 
 def system_resolver(host: str, port: int) -> list[str]:

@@ -16,8 +16,8 @@ import os
 import socket
 from collections.abc import Iterable
 
-from herd.drivers.base import ResourceRef
 from herd.engine.context import EngineContext
+from herd.engine.driver_args import ref_of
 from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import engines, events, locks, profiles, resources, tombstones
@@ -131,9 +131,7 @@ def reconcile_resources(ctx: EngineContext) -> dict[str, int]:
                     if profile is not None:
                         properties = driver.validate_properties(profile.spec.get("properties", {}))
                 try:
-                    driver.delete(
-                        ResourceRef(node_id, resource.physical_id, resource.data, properties)
-                    )
+                    driver.delete(ref_of(node_id, resource.physical_id, resource.data, properties))
                     counts["orphans_destroyed"] += 1
                 except HerdError as exc:
                     log.warning("cannot destroy orphan %s: %s", resource.physical_id, exc)

@@ -78,6 +78,7 @@ class EngineService:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._in_flight = 0
+        #: guards ``_in_flight`` only (the dispatcher adds, the action pool's threads subtract)
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         # Actions stored by other processes wake the dispatcher at once (PostgreSQL).

@@ -5,10 +5,11 @@ decoded request, :func:`check_answer` to validate any answer, and
 :func:`explain` for a readable plan.
 """
 
+from herd.errors import MalformedRequest
 from herd.planner.check import CheckReport, check_answer
 from herd.planner.codec import format_answer, parse_request
 from herd.planner.explain import PlanRow, explain
-from herd.planner.fields import MalformedRequest, load_json
+from herd.planner.fields import load_json
 from herd.planner.model import PlannerOptions
 from herd.planner.score import cluster_score
 from herd.planner.service import Answer, answer_dict, plan_answer

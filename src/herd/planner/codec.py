@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from herd.errors import MalformedRequest
 from herd.planner.fields import (
-    MalformedRequest,
     as_bool,
     as_dict,
     as_int,

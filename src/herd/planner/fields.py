@@ -6,13 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from herd.errors import InvalidRequest
-
-
-class MalformedRequest(InvalidRequest):
-    """The iallocator input cannot be understood."""
-
-    code = "MalformedIAllocatorRequest"
+from herd.errors import MalformedRequest
 
 
 def fail(where: str, message: str) -> MalformedRequest:

@@ -3,7 +3,7 @@
 A :class:`NodeColumns` holds one numpy array per sort key plus the member ids
 and group labels. It is built once per member table (from a column-wise query,
 or from snapshots) and never changed; what rankings derive from it (group codes,
-kept orders) is cached on it.
+kept orders) is kept in the :class:`~herd.policies.derived.DerivedValues` it owns.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
+from herd.policies.derived import DerivedValues
 from herd.types import HealthStatus, NodeStatus
 
 FloatArray = npt.NDArray[np.float64]
@@ -72,7 +73,8 @@ class NodeColumns:
     zone: Sequence[str | None] | None = None
     region: Sequence[str | None] | None = None
     source: Sequence[NodeSnapshot] | None = field(default=None, repr=False, compare=False)
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: what rankings derived from these columns (owned by them; its own lock)
+    derived: DerivedValues = field(default_factory=DerivedValues, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -82,24 +84,27 @@ class NodeColumns:
         given = self.zone if key == "zone" else self.region
         if given is not None:
             return given
-        if key not in self._cache:
-            source = self.source or ()
-            self._cache[key] = [getattr(n, key) for n in source] or [None] * len(self)
-        labels: Sequence[str | None] = self._cache[key]
+        source = self.source or ()
+        labels: Sequence[str | None] = self.derived.get_or_build(
+            key, lambda: [getattr(n, key) for n in source] or [None] * len(self)
+        )
         return labels
 
     def group_codes(self, key: Literal["zone", "region"]) -> tuple[IntArray, dict[str | None, int]]:
         """Integer codes of the groups (cached), and the code of each label."""
-        cache_key = f"{key}-codes"
-        if cache_key not in self._cache:
+
+        def build() -> tuple[IntArray, dict[str | None, int]]:
             code_of: dict[str | None, int] = {}
             codes = np.fromiter(
                 (code_of.setdefault(g, len(code_of)) for g in self.labels(key)),
                 dtype=np.int64,
                 count=len(self),
             )
-            self._cache[cache_key] = (codes, code_of)
-        result: tuple[IntArray, dict[str | None, int]] = self._cache[cache_key]
+            return codes, code_of
+
+        result: tuple[IntArray, dict[str | None, int]] = self.derived.get_or_build(
+            f"{key}-codes", build
+        )
         return result
 
     @classmethod

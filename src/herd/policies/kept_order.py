@@ -39,7 +39,7 @@ def kept_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
     not change it; :func:`carry_kept_orders` carries it across departures.
     """
     name = _ORDER + criteria.value
-    order: IntArray | None = cols._cache.get(name)
+    order: IntArray | None = cols.derived.get(name, np.ndarray)
     if order is None:
         keys = key_functions(cols, criteria, 0)[1:]  # [0] is the bucket, [-1] the index
         index = cols.index
@@ -58,7 +58,7 @@ def kept_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
         else:
             order = full_sort(np.arange(len(cols), dtype=np.int64), list(map(column, values)),
                                cols.ids)  # fmt: skip
-        cols._cache[name] = order
+        order = cols.derived.keep(name, order)
     return order
 
 
@@ -100,12 +100,15 @@ def carry_kept_orders(
     Only valid when ``into`` holds the same members in the same order with the
     same ``ORDER_COLUMNS`` values, less those where ``kept`` is False.
     """
-    # list() copies the items in one step: another decision may be adding to the cache.
-    orders = {name: value for name, value in list(held._cache.items()) if name.startswith(_ORDER)}
+    orders = {
+        name: order
+        for name, order in held.derived.with_prefix(_ORDER).items()
+        if isinstance(order, np.ndarray)
+    }
     if kept is not None:
         new_position = np.cumsum(kept) - 1  # of each kept member; the others are dropped
         orders = {name: new_position[order[kept[order]]] for name, order in orders.items()}
-    into._cache.update(orders)
+    into.derived.keep_all(orders.items())
 
 
 def _first_in_order(order: IntArray, wanted: npt.NDArray[np.bool_], count: int) -> IntArray:
@@ -126,10 +129,7 @@ def _first_in_order(order: IntArray, wanted: npt.NDArray[np.bool_], count: int) 
 
 
 def _cached(cols: NodeColumns, name: str, build: Callable[[], npt.NDArray[Any]]) -> Any:
-    value = cols._cache.get(name)
-    if value is None:
-        value = cols._cache[name] = build()
-    return value
+    return cols.derived.get_or_build(name, build)
 
 
 def _broken_in_order(cols: NodeColumns, criteria: Criteria) -> IntArray:

@@ -229,7 +229,7 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
     # The zone and region codes a per-group ranking built, carried over rather than rebuilt.
     codes: dict[str, tuple[Any, dict[str | None, int]]] = {}
     for key in ("zone", "region"):
-        held = table.columns._cache.get(f"{key}-codes")
+        held = table.columns.derived.get(f"{key}-codes", tuple)
         if held is not None:
             code_of = dict(held[1])
             labels = getattr(new, key)
@@ -278,8 +278,7 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
         deletion_cost=arrays["deletion_cost"],
         protected=arrays["protected"],
     )
-    for key, value in codes.items():
-        columns._cache[f"{key}-codes"] = value
+    columns.derived.keep_all((f"{key}-codes", value) for key, value in codes.items())
     if orders_hold:
         carry_kept_orders(table.columns, columns, keep)
     patched = MemberTable(member_lists, columns)
@@ -349,10 +348,7 @@ def _with_states(
         deletion_cost=cols.deletion_cost,
         protected=cols.protected,
     )
-    # list() copies the items in one step: another decision may be adding to the cache.
-    columns._cache.update(
-        (key, value) for key, value in list(cols._cache.items()) if key.startswith(_RANK_FREE)
-    )
+    columns.derived.keep_all(cols.derived.with_prefix(_RANK_FREE).items())
     updated = MemberTable(
         dataclasses.replace(old, status=lists["status"], health=lists["health"]), columns
     )

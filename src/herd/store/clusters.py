@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
-from herd.store import member_revisions, size_history
+from herd.store import member_revisions, nodes
 from herd.store.enum_text import equal_to_any
 from herd.store.models import BindingRow, ClusterLockRow, ClusterRow, NodeRow, TombstoneRow
 from herd.types import ClusterStatus, NodeStatus, ResourceType
@@ -69,15 +69,7 @@ def detach_everything(session: Session, cluster_id: str, reason: str) -> int:
     """
     session.execute(delete(BindingRow).where(BindingRow.cluster_id == cluster_id))
     session.execute(delete(ClusterLockRow).where(ClusterLockRow.cluster_id == cluster_id))
-    member_revisions.touch(session, cluster_id, (member_revisions.EVERY_MEMBER,))
-    size_history.note(session, [cluster_id])
-    orphaned = session.execute(
-        update(NodeRow)
-        .where(NodeRow.cluster_id == cluster_id)
-        .values(cluster_id=None, index=-1, status_reason=reason)
-        .execution_options(synchronize_session=False)
-    )
-    return int(orphaned.rowcount)  # type: ignore[attr-defined]
+    return nodes.orphan_all(session, cluster_id, reason)
 
 
 def remove(session: Session, cluster_id: str) -> None:

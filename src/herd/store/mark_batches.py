@@ -19,12 +19,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, insert, select, update
+from sqlalchemy import Connection, Select, bindparam, insert, select
 from sqlalchemy.orm import Session
 
-from herd.store import locks, member_marks, member_revisions
+from herd.store import locks, member_marks, nodes
 from herd.store.bulk import chunked
-from herd.store.member_marks import ClusterRef, Member
+from herd.store.member_marks import ClusterRef, MarkedMember
 from herd.store.models import ActionRow, ClusterRow, EventRow, NodeRow
 from herd.types import ResourceType
 
@@ -36,7 +36,7 @@ FULL_ID = 36
 class ReadMember:
     """A member read by id, with the cluster it belongs to."""
 
-    member: Member
+    member: MarkedMember
     cluster: ClusterRef
     cluster_project: str
 
@@ -92,18 +92,6 @@ def live_holder_names(
     return names
 
 
-_WRITE_HEALTH = (
-    update(NodeRow)
-    .where(NodeRow.id == bindparam("node_id"))
-    .values(
-        health=bindparam("new_health"),
-        health_reason=bindparam("new_reason"),
-        health_marked_by=bindparam("marked_by"),
-        health_marked_at=bindparam("marked_at"),
-        health_generation=bindparam("generation"),
-        updated_at=bindparam("marked_at"),
-    )
-)
 _INSERT_EVENTS = insert(EventRow)
 
 
@@ -113,23 +101,21 @@ def write_health(session: Session, written: Mapping[str, tuple[str, Sequence[Any
     ``written`` maps a member id to its cluster id and its view values after its last mark
     of the batch (``member_marks.HEALTH`` and the columns beside it).
     """
-    if not written:
-        return
-    for node_id, (cluster_id, values) in written.items():
-        health = values[member_marks.HEALTH]
-        member_revisions.touch(session, cluster_id, (node_id,), state=(None, health))
-    params = [
-        {
-            "node_id": node_id,
-            "new_health": values[member_marks.HEALTH],
-            "new_reason": values[member_marks.HEALTH_REASON],
-            "marked_by": values[member_marks.MARKED_BY],
-            "marked_at": values[member_marks.MARKED_AT],
-            "generation": values[member_marks.GENERATION],
-        }
-        for node_id, (_, values) in sorted(written.items())
-    ]
-    session.connection().execute(_WRITE_HEALTH, params)
+    nodes.write_health_many(
+        session,
+        [
+            nodes.HealthWrite(
+                node_id=node_id,
+                cluster_id=cluster_id,
+                health=values[member_marks.HEALTH],
+                reason=values[member_marks.HEALTH_REASON],
+                marked_by=values[member_marks.MARKED_BY],
+                marked_at=values[member_marks.MARKED_AT],
+                generation=values[member_marks.GENERATION],
+            )
+            for node_id, (cluster_id, values) in written.items()
+        ],
+    )
 
 
 def record_events(connection: Connection, events: Sequence[Mapping[str, Any]]) -> None:

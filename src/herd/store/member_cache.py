@@ -69,7 +69,13 @@ class CacheCounts:
 
 
 class MemberCache:
-    """Member tables per cluster, least recently used first out beyond ``budget`` members."""
+    """Member tables per cluster, least recently used first out beyond ``budget`` members.
+
+    Owned by its ``Database`` (one per process and database), shared by every thread that
+    reads members. Lock discipline: ``_lock`` guards ``_held``, ``_members`` and ``counts``;
+    it is never held while reading the database, so two threads may read the same cluster
+    at once (the later table stored wins; both are right for their revision).
+    """
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
@@ -92,21 +98,25 @@ class MemberCache:
         table: MemberTable | None = None
         if held is not None and held.revision == revision:
             table = held.table
-            self.counts.hits += 1
+            self._count("hits")
         elif held is not None and horizon <= held.revision < revision:
             limit = max(64, int(PATCH_SHARE * len(held.table)))
             changes = read_changes(session, cluster_id, held.revision, limit)
             table = held.table.updated(changes) if changes is not None else None
             if table is not None:
-                self.counts.patches += 1
+                self._count("patches")
         if table is None:
             table = read(session, cluster_id)
-            self.counts.reads += 1
+            self._count("reads")
         if table is not (held.table if held else None):
             self._put(cluster_id, revision, table)
         if AUDIT:
             _audit(session, cluster_id, revision, table, read)
         return table
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            setattr(self.counts, what, getattr(self.counts, what) + 1)
 
     def clear(self) -> None:
         with self._lock:

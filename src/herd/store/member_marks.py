@@ -44,7 +44,7 @@ class ClusterRef:
 
 
 @dataclass(frozen=True, slots=True)
-class Member:
+class MarkedMember:
     """A member as the mark reads it: its view values and what may stop the mark."""
 
     values: list[Any]
@@ -97,10 +97,10 @@ def member_select(cluster_id: Any) -> Select[Any]:
     return node_reads.node_select(agent=False).add_columns(cluster_holders, node_holder, deleting)
 
 
-def member_from(values: list[Any]) -> Member:
-    """A :class:`Member` from a row of :func:`member_select`."""
+def member_from(values: list[Any]) -> MarkedMember:
+    """A :class:`MarkedMember` from a row of :func:`member_select`."""
     holders = values[_EXTRA]
-    return Member(
+    return MarkedMember(
         values=values[:_EXTRA],
         cluster_lock_holders=[str(h) for h in holders or []],
         node_lock_holder=values[_EXTRA + 1],
@@ -154,7 +154,7 @@ def find_cluster(connection: Connection, identity: str, scope: Scope) -> Cluster
     return ClusterRef(cluster_id, name, bool(deleting))
 
 
-def find_member(connection: Connection, cluster: ClusterRef, identity: str) -> Member:
+def find_member(connection: Connection, cluster: ClusterRef, identity: str) -> MarkedMember:
     """A member of ``cluster`` by id, name or short id; 404 for anything else.
 
     On PostgreSQL the member's row is locked, so concurrent marks of one member queue

@@ -1,4 +1,12 @@
-"""Node rows: new nodes, single and batched reads by id, and the rows of one cluster."""
+"""Node rows: new nodes, reads by id, one cluster's rows, and every statement writing them.
+
+The member revision (``store/member_revisions.py``) is right only if every transaction that
+writes node rows says which. A session hook sees the ORM's flushes; a Core statement it does
+not, so every INSERT, UPDATE or DELETE of ``nodes`` is here, in a function that notes what it
+writes (``member_revisions.touch``/``touch_nodes``) before running it.
+``tests/unit/store/test_node_write_contract.py`` fails on a node-writing statement anywhere
+else, or on a function here that writes without touching.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, delete, select, update
+from sqlalchemy import Row, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from herd.store import member_revisions, size_history
@@ -28,6 +36,20 @@ class NodeFacts:
     profile_id: str
     data: dict[str, Any]
     meta_data: dict[str, Any]
+
+
+def facts_of(row: NodeRow) -> NodeFacts:
+    """A row's facts, kept after its session ends (copies of its JSON columns)."""
+    return NodeFacts(
+        id=row.id,
+        name=row.name,
+        index=row.index,
+        cluster_id=row.cluster_id,
+        physical_id=row.physical_id,
+        profile_id=row.profile_id,
+        data=dict(row.data or {}),
+        meta_data=dict(row.meta_data or {}),
+    )
 
 
 _FACT_COLUMNS = (
@@ -314,3 +336,65 @@ def result_facts(session: Session, node_ids: Sequence[str]) -> dict[str, ResultF
         for chunk in chunked(node_ids)
         for row in connection.execute(select(*_RESULT_COLUMNS).where(NodeRow.id.in_(chunk)))
     }
+
+
+def orphan_all(session: Session, cluster_id: str, reason: str) -> int:
+    """Make every member of the cluster an orphan (its resource stays); return how many."""
+    member_revisions.touch(session, cluster_id, (member_revisions.EVERY_MEMBER,))
+    size_history.note(session, [cluster_id])
+    orphaned = session.execute(
+        update(NodeRow)
+        .where(NodeRow.cluster_id == cluster_id)
+        .values(cluster_id=None, index=-1, status_reason=reason)
+        .execution_options(synchronize_session=False)
+    )
+    return int(orphaned.rowcount)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class HealthWrite:
+    """A member's health after the last mark of a batch (``store/mark_batches.py``)."""
+
+    node_id: str
+    cluster_id: str
+    health: str
+    reason: str
+    marked_by: str | None
+    marked_at: float | None
+    generation: int
+
+
+_WRITE_HEALTH = (
+    update(NodeRow)
+    .where(NodeRow.id == bindparam("node_id"))
+    .values(
+        health=bindparam("new_health"),
+        health_reason=bindparam("new_reason"),
+        health_marked_by=bindparam("marked_by"),
+        health_marked_at=bindparam("marked_at"),
+        health_generation=bindparam("generation"),
+        updated_at=bindparam("marked_at"),
+    )
+)
+
+
+def write_health_many(session: Session, writes: Sequence[HealthWrite]) -> None:
+    """Store the members' health marks in one executemany (in node id order)."""
+    if not writes:
+        return
+    for write in writes:
+        member_revisions.touch(
+            session, write.cluster_id, (write.node_id,), state=(None, write.health)
+        )
+    params = [
+        {
+            "node_id": write.node_id,
+            "new_health": write.health,
+            "new_reason": write.reason,
+            "marked_by": write.marked_by,
+            "marked_at": write.marked_at,
+            "generation": write.generation,
+        }
+        for write in sorted(writes, key=lambda write: write.node_id)
+    ]
+    session.connection().execute(_WRITE_HEALTH, params)

@@ -222,3 +222,57 @@ def test_a_bad_setting_is_one_line_naming_it(
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output and started == []
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (
+            ["--host", "0.0.0.0"],
+            {},
+            "herd: invalid settings: Refusing to serve with auth 'none' on 0.0.0.0: without "
+            "tokens every caller is an administrator.",
+        ),
+        (
+            ["--auth", "keystone"],
+            {"HERD_KEYSTONE_AUTH_URL": "http://127.0.0.1:5000/v3"},
+            "herd: invalid settings: auth 'keystone' needs HERD_KEYSTONE_PASSWORD",
+        ),
+        (
+            ["--auth", "token"],
+            {"HERD_POLICY_FILE": "/etc/herd/policy.yaml"},
+            "herd: invalid settings: policy_file (HERD_POLICY_FILE) applies to auth 'keystone'",
+        ),
+        (
+            [],
+            {"HERD_ENGINE_DEAD_AFTER": "2", "HERD_ENGINE_HEARTBEAT_INTERVAL": "2"},
+            "herd: invalid settings: engine_dead_after (2.0 s) must be longer than "
+            "engine_heartbeat_interval (2.0 s)",
+        ),
+        (
+            [],
+            {"HERD_HEALTH_BACKOFF_BASE": "60", "HERD_HEALTH_BACKOFF_MAX": "30"},
+            "herd: invalid settings: health_backoff_max (30.0 s) must not be shorter than "
+            "health_backoff_base (60.0 s).",
+        ),
+        ([], {"HERD_ENGINE_WORKERS": "0"}, "herd: invalid setting engine_workers"),
+    ],
+    ids=["auth-none-public", "keystone-half", "policy-file", "dead-after", "backoff", "workers"],
+)
+def test_a_bad_combination_is_refused_before_serving(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    args: list[str],
+    env: dict[str, str],
+    message: str,
+) -> None:
+    """Settings refuse it themselves: one line on stderr, exit 2, nothing served."""
+    started: list[Settings] = []
+    _fake_module(monkeypatch, "herd.api.server", serve=started.append)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(cli_main.app, ["serve", "--data-dir", str(tmp_path), *args])
+    assert result.exit_code == 2, result.output
+    assert " ".join(message.split()) in " ".join(result.output.split())
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert "Traceback" not in result.output and started == []

@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from herd.engine.outbound import OutboundGuard, OutboundRefused
+from herd.engine.outbound import OutboundGuard
+from herd.errors import OutboundRefused
 
 INSIDE = [
     "http://127.0.0.1/",

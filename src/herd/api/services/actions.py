@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
-from herd.api.errors import ActionImmutable
 from herd.api.schemas.actions import ActionUpdate
-from herd.errors import InvalidRequest
+from herd.errors import ActionImmutable, InvalidRequest
 from herd.store import actions as action_store
 from herd.store.database import Session
 from herd.store.events import record

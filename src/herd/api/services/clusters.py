@@ -6,7 +6,6 @@ from typing import Any
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
-from herd.api.errors import FeatureNotSupported
 from herd.api.microversion import APIVersion
 from herd.api.schemas.base import parse_body
 from herd.api.schemas.clusters import ClusterCreate, ClusterUpdate, DeleteRequest
@@ -20,7 +19,7 @@ from herd.api.services.common import (
 )
 from herd.api.services.quotas import check_cluster_quota, check_node_quota
 from herd.domain.sizing import SizeBounds, check_size_params
-from herd.errors import ActionInProgress, InvalidRequest, ResourceInUse
+from herd.errors import ActionInProgress, FeatureNotSupported, InvalidRequest, ResourceInUse
 from herd.store import clusters
 from herd.store.database import Session
 from herd.store.lookup import find

@@ -29,7 +29,7 @@ from herd.observability import context as log_context
 from herd.store import mark_batches, member_marks
 from herd.store.database import Connection, Session
 from herd.store.mark_batches import FULL_ID, ReadMember
-from herd.store.member_marks import ClusterRef, Member
+from herd.store.member_marks import ClusterRef, MarkedMember
 from herd.types import HealthStatus, NodeStatus, ResourceType
 
 DEFAULT_REASON = "state changed by resource_mark_unhealthy api"
@@ -82,7 +82,7 @@ def mark_members(session: Session, services: Services, marks: list[Mark]) -> lis
     read = mark_batches.read_members(
         connection, [mark.node for mark in marks if len(mark.cluster) == FULL_ID]
     )
-    found: list[tuple[ClusterRef, Member] | HerdError] = []
+    found: list[tuple[ClusterRef, MarkedMember] | HerdError] = []
     for mark in marks:
         try:
             found.append(_find(connection, mark, read.get(mark.node)))
@@ -123,7 +123,9 @@ def mark_members(session: Session, services: Services, marks: list[Mark]) -> lis
     return outcomes
 
 
-def _find(connection: Connection, mark: Mark, read: ReadMember | None) -> tuple[ClusterRef, Member]:
+def _find(
+    connection: Connection, mark: Mark, read: ReadMember | None
+) -> tuple[ClusterRef, MarkedMember]:
     """The mark's cluster and member: from the batch's read when it answers, else looked up."""
     scope = mark.ctx.scope()
     if (
@@ -150,7 +152,7 @@ def _refuse_deleting(cluster: ClusterRef) -> None:
         )
 
 
-def _holders(member: Member) -> list[str]:
+def _holders(member: MarkedMember) -> list[str]:
     holders = list(member.cluster_lock_holders)
     if member.node_lock_holder is not None:
         holders.append(member.node_lock_holder)
@@ -158,7 +160,7 @@ def _holders(member: Member) -> list[str]:
 
 
 def _decide(
-    services: Services, mark: Mark, member: Member, values: list[Any]
+    services: Services, mark: Mark, member: MarkedMember, values: list[Any]
 ) -> tuple[MarkResult, dict[str, Any] | None]:
     """The mark's answer (new values when it writes) and its event, if it changes anything."""
     request, ctx = mark.request, mark.ctx

@@ -9,17 +9,11 @@ create, a scale-out with a count, a resize that grows.
 from __future__ import annotations
 
 from herd.api.deps import Services
-from herd.errors import Forbidden
+from herd.errors import OverQuota
 from herd.store import quotas
 from herd.store.database import Session
 
 OVER_QUOTA = "Quota exceeded for resources."
-
-
-class OverQuota(Forbidden):
-    """Senlin's OverQuota: the project has as many as it may (403)."""
-
-    code = "OverQuota"
 
 
 def check_cluster_quota(session: Session, services: Services, project: str) -> None:

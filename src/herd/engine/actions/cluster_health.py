@@ -14,6 +14,7 @@ from herd.drivers.base import NodeRequest, ResourceRef
 from herd.engine.actions.batched_recover import batched, recover_in_batches, store_recover_plan
 from herd.engine.clusters import eval_status, load_cluster, members, update_cluster
 from herd.engine.context import EngineContext
+from herd.engine.driver_args import node_request, resource_ref
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.health.recover_node import policy_options
 from herd.engine.nodeops import NodeOperations
@@ -32,16 +33,8 @@ def _driver_and_ref(
 ) -> tuple[object, ResourceRef, NodeRequest]:
     driver = ctx.drivers.get(profile.type)
     properties = driver.validate_properties(profile.spec.get("properties", {}))
-    ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
-    request = NodeRequest(
-        node_id=node.id,
-        name=node.name,
-        index=node.index,
-        cluster_id=node.cluster_id,
-        properties=properties,
-        placement=dict((node.data or {}).get("placement") or {}),
-        metadata=dict(node.meta_data or {}),
-    )
+    ref = resource_ref(node, properties)
+    request = node_request(node, properties)
     return driver, ref, request
 
 
@@ -113,7 +106,7 @@ def recover_node(
         driver, ref, request = _driver_and_ref(ctx, node, profile)
         if old is not None and old.type == profile.type and driver.supports_update:  # type: ignore[attr-defined]
             old_properties = driver.validate_properties(old.spec.get("properties", {}))  # type: ignore[attr-defined]
-            ref = ResourceRef(ref.node_id, ref.physical_id, ref.data, old_properties)
+            ref = resource_ref(node, old_properties)
             created = driver.update(ref, request)  # type: ignore[attr-defined]
         else:
             created = driver.recover(ref, request)  # type: ignore[attr-defined]

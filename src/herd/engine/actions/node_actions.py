@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from herd.domain.sizing import SizeBounds, check_size_params
-from herd.drivers.base import ResourceRef
 from herd.engine.actions.cluster_health import check_node, recover_node
 from herd.engine.actions.node_create import create_own_node
 from herd.engine.actions.removal import removal_plan, remove_nodes
 from herd.engine.clusters import eval_status, load_cluster
+from herd.engine.driver_args import node_request, resource_ref
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.health.recover_node import (
     RecoveryOutcome,
@@ -18,7 +18,6 @@ from herd.engine.health.recover_node import (
     policy_options,
     recover_resource,
 )
-from herd.engine.node_calls import node_request
 from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
 from herd.store import clusters, profiles, tombstones
@@ -196,7 +195,7 @@ class NodeHandlers:
         try:
             driver = ctx.drivers.get(profile.type)
             properties = driver.validate_properties(profile.spec.get("properties", {}))
-            ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
+            ref = resource_ref(node, properties)
             request = node_request(node, properties)
             outcome = recover_resource(driver, ref, request, options, ctx.abandonable)
         except HerdError as exc:

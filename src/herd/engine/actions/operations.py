@@ -19,6 +19,7 @@ from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.drivers.operations import OperationsDriver, validate_operation
 from herd.engine.clusters import eval_status
 from herd.engine.context import EngineContext
+from herd.engine.driver_args import node_request, resource_ref
 from herd.engine.execution import ActionCancelled, ActionExecution, Outcome
 from herd.errors import HerdError
 from herd.store import actions as action_store
@@ -49,16 +50,8 @@ def _prepare(
         allow_uncatchable=ctx.settings.allow_uncatchable_signals,
     )
     properties = driver.validate_properties(profile.spec.get("properties", {}))
-    ref = ResourceRef(node.id, node.physical_id, dict(node.data or {}), properties)
-    request = NodeRequest(
-        node_id=node.id,
-        name=node.name,
-        index=node.index,
-        cluster_id=node.cluster_id,
-        properties=properties,
-        placement=dict((node.data or {}).get("placement") or {}),
-        metadata=dict(node.meta_data or {}),
-    )
+    ref = resource_ref(node, properties)
+    request = node_request(node, properties)
     return driver, ref, request, checked
 
 

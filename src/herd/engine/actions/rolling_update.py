@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
+from herd.drivers.base import CreatedResource
 from herd.engine.clusters import eval_status, members, update_cluster
+from herd.engine.driver_args import node_request, resource_ref
 from herd.engine.execution import ActionExecution, Outcome
 from herd.errors import HerdError
 from herd.policies.batch import DATA_KEY
@@ -54,9 +55,7 @@ def update_node(ex: ActionExecution, node_id: str, profile: ProfileRow) -> str |
         node.status, node.status_reason = NodeStatus.UPDATING, "Node update in progress."
         node.updated_at = ctx.now()
         old_profile = profiles.get(session, node.profile_id)
-        data = dict(node.data or {})
-        ref_fields = (node.id, node.physical_id, node.name, node.index, node.cluster_id)
-        metadata = dict(node.meta_data or {})
+        facts = node_store.facts_of(node)  # the row is not read after the session ends
     created: CreatedResource | None = None
     error: str | None = None
     try:
@@ -64,16 +63,8 @@ def update_node(ex: ActionExecution, node_id: str, profile: ProfileRow) -> str |
         old_spec = (old_profile or profile).spec.get("properties", {})
         old_properties = driver.validate_properties(old_spec)
         properties = driver.validate_properties(profile.spec.get("properties", {}))
-        ref = ResourceRef(ref_fields[0], ref_fields[1], data, old_properties)
-        request = NodeRequest(
-            node_id=ref_fields[0],
-            name=ref_fields[2],
-            index=ref_fields[3],
-            cluster_id=ref_fields[4],
-            properties=properties,
-            placement=dict(data.get("placement") or {}),
-            metadata=metadata,
-        )
+        ref = resource_ref(facts, old_properties)
+        request = node_request(facts, properties)
         same_type = old_profile is None or old_profile.type == profile.type
         if same_type and driver.supports_update:  # e.g. a Nova server: rename, rebuild, resize
             created = driver.update(ref, request)

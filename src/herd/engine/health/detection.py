@@ -18,8 +18,9 @@ from typing import Any
 import httpx
 
 from herd.drivers.base import Driver, ResourceRef
-from herd.engine.outbound import OutboundGuard, OutboundRefused
-from herd.errors import HerdError
+from herd.engine.driver_args import ref_of
+from herd.engine.outbound import OutboundGuard
+from herd.errors import HerdError, OutboundRefused
 from herd.policies.health_rules import ModeAnswer
 from herd.policies.health_settings import DetectionMode
 from herd.types import DetectionType
@@ -40,7 +41,7 @@ class ProbeTarget:
     properties: Mapping[str, Any] = field(default_factory=dict)
 
     def ref(self) -> ResourceRef:
-        return ResourceRef(self.node_id, self.physical_id, dict(self.data), self.properties)
+        return ref_of(self.node_id, self.physical_id, self.data, self.properties)
 
 
 def expand_poll_url(template: str, target: ProbeTarget) -> str:

@@ -17,13 +17,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from herd.drivers.base import Driver, ResourceEvent, ResourceRef
+from herd.drivers.base import Driver, ResourceEvent
 from herd.engine.context import EngineContext
+from herd.engine.driver_args import resource_ref
 from herd.engine.health.detection import PollUrlClients
 from herd.engine.health.leases import LeaseKeeper
 from herd.engine.health.rounds import HealthRound
 from herd.engine.health.snapshot import profiles_for
-from herd.engine.health.state import ClusterState, PendingEvent
+from herd.engine.health.state import HeldCluster, PendingEvent
 from herd.engine.outbound import OutboundGuard
 from herd.errors import HerdError
 from herd.policies.health_rules import CHECKABLE, round_due
@@ -52,7 +53,7 @@ class HealthManager:
         )
         self.round_pool = ThreadPoolExecutor(ROUND_THREADS, thread_name_prefix="herd-health")
         self.rounds = HealthRound(ctx, self.probes, self.clients, self._stop, on_recovery)
-        self.clusters: dict[str, ClusterState] = {}
+        self.clusters: dict[str, HeldCluster] = {}
         self._events: queue.SimpleQueue[ResourceEvent] = queue.SimpleQueue()
         self._watch_owner: dict[str, tuple[str, Driver]] = {}  # node id -> (cluster, driver)
         self._thread: threading.Thread | None = None
@@ -120,16 +121,16 @@ class HealthManager:
             self._drop(cluster_id)
         for cluster_id, binding in view.held.items():
             state = self.clusters.get(cluster_id)
-            if state is not None and state.binding.spec == binding.spec:
-                state.binding = binding
+            if state is not None and state.policy()[0].spec == binding.spec:
+                state.follow(binding)
                 continue
             settings = self._settings(binding)
             if settings is None:
                 continue
             if state is None:
-                self.clusters[cluster_id] = ClusterState(cluster_id, binding, settings, now)
+                self.clusters[cluster_id] = HeldCluster(cluster_id, binding, settings, now)
             else:
-                state.binding, state.settings = binding, settings
+                state.follow(binding, settings)
 
     def _settings(self, binding: HealthBinding) -> HealthSettings | None:
         try:
@@ -165,30 +166,32 @@ class HealthManager:
 
     def _schedule(self, now: float) -> None:
         for state in self.clusters.values():
-            if state.running:
-                continue
-            interval = state.settings.interval
-            poll = bool(state.settings.polling_modes) and round_due(state.last_round, now, interval)
+            settings = state.policy()[1]
+            poll = bool(settings.polling_modes) and round_due(
+                state.last_round, now, settings.interval
+            )
             if not poll and not state.has_events(now):
                 continue
+            if not state.start_round():
+                continue  # the last round is still running
             if poll:
                 state.last_round = now
-            state.running = True
             self.round_pool.submit(self._run_round, state, poll)
 
-    def _run_round(self, state: ClusterState, poll: bool) -> None:
+    def _run_round(self, state: HeldCluster, poll: bool) -> None:
+        wake_at: float | None = None
         try:
-            self.rounds.run(state, poll)
+            wake_at = self.rounds.run(state, poll)
         except Exception:
             log.exception("health round of cluster %s failed", state.cluster_id)
         finally:
-            state.running = False
+            state.end_round(wake_at)
 
     # -- watching (LIFECYCLE_EVENTS) ----------------------------------------------------
 
     def _sync_watches(self) -> None:
         """Watch every settled member of event-watching clusters; forget the others."""
-        states = {c: s for c, s in self.clusters.items() if s.settings.watches_events}
+        states = {c: s for c, s in self.clusters.items() if s.policy()[1].watches_events}
         if not states:
             return
         cache = self.rounds.profiles
@@ -216,13 +219,12 @@ class HealthManager:
             # Registered before watch(): a driver may report a dead resource from inside it.
             state.watched[row.id] = physical_id
             self._watch_owner[row.id] = (state.cluster_id, driver)
-            ref = ResourceRef(row.id, row.physical_id, dict(row.data or {}), profile[1])
+            ref = resource_ref(row, profile[1])
             if not driver.watch(ref):
                 state.watched.pop(row.id, None)
         for cluster_id, state in states.items():
-            with state.lock:
-                for node_id in [n for n in state.reported if n not in present[cluster_id]]:
-                    del state.reported[node_id]
+            for node_id in [n for n in state.reported if n not in present[cluster_id]]:
+                del state.reported[node_id]
             for node_id in [n for n in state.watched if n not in present[cluster_id]]:
                 state.watched.pop(node_id, None)
                 owner = self._watch_owner.pop(node_id, None)

@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from herd.drivers.base import Driver
 from herd.engine.context import EngineContext
 from herd.engine.health.detection import PollUrlClients, probe_poll_url, probe_status
-from herd.engine.health.snapshot import ClusterSnapshot, Member, ProfileCache, read_snapshot
+from herd.engine.health.snapshot import ProfileCache, RoundMember, RoundSnapshot, read_snapshot
 from herd.engine.health.starter import RecoveryStarter
-from herd.engine.health.state import ClusterState, PendingEvent
+from herd.engine.health.state import HeldCluster, PendingEvent
 from herd.policies.health_rules import ModeAnswer, Verdict, checkable, combine
 from herd.policies.health_settings import DetectionMode
 from herd.types import ActionName, DetectionType, RecoveryConditional
@@ -44,19 +44,24 @@ class HealthRound:
         self.clients = clients
         self.stop = stop
         self.starter = RecoveryStarter(ctx, on_recovery)
+        #: validated properties per profile id, owned here and shared by the rounds (pool
+        #: threads) and the scheduler's watch sync: a profile's spec never changes, so an entry
+        #: never goes stale; threads meet only in single dict operations (get, set), no lock
         self.profiles: ProfileCache = {}
         self.workers = ctx.settings.health_probe_workers
 
-    def run(self, state: ClusterState, poll: bool) -> None:
-        """One round; ``poll`` says whether the polling modes are due."""
+    def run(self, state: HeldCluster, poll: bool) -> float | None:
+        """One round; ``poll`` says whether the polling modes are due.
+
+        Returns when event rounds may run again (None: unchanged).
+        """
         pending = state.take_events()
         if not poll and not pending:
-            return
-        snapshot = read_snapshot(
-            self.ctx, state.cluster_id, state.binding.binding_id, self.profiles
-        )
+            return None
+        binding, settings = state.policy()  # one pair for the whole round
+        snapshot = read_snapshot(self.ctx, state.cluster_id, binding.binding_id, self.profiles)
         if not snapshot.exists:
-            return
+            return None
         if snapshot.suspended_by or snapshot.locked_by:
             # A shrink (or another action) owns the cluster: try again next round. Our own
             # recoveries suspend checks too; that is expected and not worth an event.
@@ -64,7 +69,7 @@ class HealthRound:
             if snapshot.suspended_by and not own and not state.suspended:
                 state.suspended = True
                 self.starter.note_suspension(snapshot, suspended=True)
-            return
+            return None
         if state.suspended:
             state.suspended = False
             self.starter.note_suspension(snapshot, suspended=False)
@@ -79,7 +84,6 @@ class HealthRound:
                 mode = DetectionType.LIFECYCLE_EVENTS
                 answers[node_id] = [ModeAnswer(mode, False, event.reason)]
                 used[node_id] = event
-        settings = state.settings
         to_poll = sorted(ready) if poll else []
         if not poll and settings.recovery_conditional is RecoveryConditional.ALL_FAILED:
             to_poll = sorted(answers)  # confirm an event with the other modes before acting
@@ -94,13 +98,12 @@ class HealthRound:
         for node_id, found in answers.items():
             member = snapshot.members[node_id]
             verdicts[node_id] = combine(found, settings, updated_at=member.updated_at, now=now)
-        settled = self.starter.settle(state, snapshot, verdicts, now)
+        settled = self.starter.settle(settings, snapshot, verdicts, now)
         state.consume({n: e for n, e in used.items() if n not in settled.waiting})
-        with state.lock:
-            state.wake_at = settled.earliest
+        return settled.earliest
 
     def _poll(
-        self, snapshot: ClusterSnapshot, node_ids: list[str], modes: tuple[DetectionMode, ...]
+        self, snapshot: RoundSnapshot, node_ids: list[str], modes: tuple[DetectionMode, ...]
     ) -> dict[str, list[ModeAnswer]]:
         # Poll URLs wait between retries: one node per task so they wait side by side.
         # Driver checks are quick (a sim lookup, a /proc read): batches spare the pool's
@@ -118,11 +121,11 @@ class HealthRound:
         return found
 
     def _probe_batch(
-        self, batch: list[Member], modes: tuple[DetectionMode, ...]
+        self, batch: list[RoundMember], modes: tuple[DetectionMode, ...]
     ) -> dict[str, list[ModeAnswer]]:
         return {member.target.node_id: self._probe(member, modes) for member in batch}
 
-    def _probe(self, member: Member, modes: tuple[DetectionMode, ...]) -> list[ModeAnswer]:
+    def _probe(self, member: RoundMember, modes: tuple[DetectionMode, ...]) -> list[ModeAnswer]:
         found: list[ModeAnswer] = []
         driver: Driver | None = None
         if member.profile_type is not None:

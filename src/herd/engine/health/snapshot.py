@@ -27,7 +27,9 @@ ProfileCache = dict[str, tuple[str, dict[str, Any]] | str]
 
 
 @dataclass(frozen=True, slots=True)
-class Member:
+class RoundMember:
+    """A member as a health round reads it (not the decisions' ``NodeSnapshot``)."""
+
     target: ProbeTarget
     status: NodeStatus
     updated_at: float | None
@@ -44,7 +46,9 @@ class Member:
 
 
 @dataclass
-class ClusterSnapshot:
+class RoundSnapshot:
+    """What one health round reads of a cluster (not the decisions' ``ClusterSnapshot``)."""
+
     cluster_id: str
     name: str = ""
     project: str = ""
@@ -52,7 +56,7 @@ class ClusterSnapshot:
     suspended_by: str | None = None  # the running action that suspended checks
     suspended_action: str = ""  # its name (CLUSTER_SCALE_IN, CLUSTER_RECOVER, ...)
     locked_by: list[str] = field(default_factory=list)
-    members: dict[str, Member] = field(default_factory=dict)
+    members: dict[str, RoundMember] = field(default_factory=dict)
 
 
 def _suspension(session: Session, binding_id: str) -> tuple[str, str] | None:
@@ -90,9 +94,9 @@ def profiles_for(
 
 def read_snapshot(
     ctx: EngineContext, cluster_id: str, binding_id: str, cache: ProfileCache
-) -> ClusterSnapshot:
+) -> RoundSnapshot:
     """Read a cluster for a round: plain column values, no ORM objects (1,000 members)."""
-    snapshot = ClusterSnapshot(cluster_id)
+    snapshot = RoundSnapshot(cluster_id)
     dead_before = ctx.dead_before()
     with ctx.database.read() as session:
         cluster = clusters.get(session, cluster_id)
@@ -111,7 +115,7 @@ def read_snapshot(
         profiles_for(ctx, session, {row.profile_id for row in rows}, cache)
     for row in rows:
         profile = cache.get(row.profile_id, "profile is gone")
-        snapshot.members[row.id] = Member(
+        snapshot.members[row.id] = RoundMember(
             target=ProbeTarget(
                 node_id=row.id,
                 name=row.name,

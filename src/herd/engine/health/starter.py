@@ -20,9 +20,9 @@ from typing import Any
 from herd.engine.clusters import SETTLED, evaluate_in
 from herd.engine.context import EngineContext
 from herd.engine.health.recover_node import RecoveryOptions
-from herd.engine.health.snapshot import ClusterSnapshot, Member
-from herd.engine.health.state import ClusterState
+from herd.engine.health.snapshot import RoundMember, RoundSnapshot
 from herd.policies.health_rules import Backoff, Verdict, plan_recovery
+from herd.policies.health_settings import HealthSettings
 from herd.store import actions as action_store
 from herd.store import clusters, events, locks, node_checks
 from herd.store import health_leases as lease_store
@@ -54,8 +54,8 @@ class Settled:
 
 def _event(
     session: Session,
-    member: Member | None,
-    snapshot: ClusterSnapshot,
+    member: RoundMember | None,
+    snapshot: RoundSnapshot,
     status: str,
     reason: str,
     now: float,
@@ -92,7 +92,7 @@ class RecoveryStarter:
             settings.health_backoff_reset,
         )
 
-    def note_suspension(self, snapshot: ClusterSnapshot, *, suspended: bool) -> None:
+    def note_suspension(self, snapshot: RoundSnapshot, *, suspended: bool) -> None:
         """One event when checks stop for a shrink, one when they start again."""
         if suspended:
             status = "SUSPENDED"
@@ -106,15 +106,15 @@ class RecoveryStarter:
 
     def settle(
         self,
-        state: ClusterState,
-        snapshot: ClusterSnapshot,
+        settings: HealthSettings,
+        snapshot: RoundSnapshot,
         verdicts: dict[str, Verdict],
         now: float,
     ) -> Settled:
         settled = Settled()
         if not verdicts:
             return settled
-        first_mode = state.settings.modes[0].type
+        first_mode = settings.modes[0].type
         records = [
             node_checks.CheckRecord(
                 node_id,
@@ -165,7 +165,7 @@ class RecoveryStarter:
                     )
             if marked:
                 self._refresh_cluster(session, snapshot.cluster_id, now)
-            if due and not self._start(session, state, snapshot, due, now):
+            if due and not self._start(session, settings, snapshot, due, now):
                 settled.waiting |= set(due)
                 earliest = min(earliest, now)
         settled.earliest = 0.0 if earliest is math.inf else earliest
@@ -191,8 +191,8 @@ class RecoveryStarter:
     def _mark_failed(
         self,
         session: Session,
-        snapshot: ClusterSnapshot,
-        member: Member,
+        snapshot: RoundSnapshot,
+        member: RoundMember,
         verdict: Verdict,
         now: float,
     ) -> bool:
@@ -219,8 +219,8 @@ class RecoveryStarter:
     def _mark_passed(
         self,
         session: Session,
-        snapshot: ClusterSnapshot,
-        member: Member,
+        snapshot: RoundSnapshot,
+        member: RoundMember,
         verdict: Verdict,
         now: float,
     ) -> bool:
@@ -239,8 +239,8 @@ class RecoveryStarter:
     def _start(
         self,
         session: Session,
-        state: ClusterState,
-        snapshot: ClusterSnapshot,
+        settings: HealthSettings,
+        snapshot: RoundSnapshot,
         due: dict[str, tuple[Verdict, int]],
         now: float,
     ) -> bool:
@@ -256,7 +256,7 @@ class RecoveryStarter:
         cluster = clusters.get(session, cluster_id)
         if cluster is None:
             return False
-        options = RecoveryOptions.from_settings(state.settings)
+        options = RecoveryOptions.from_settings(settings)
         detected = {node_id: self._detected(verdict) for node_id, (verdict, _) in due.items()}
         inputs: dict[str, Any] = {
             "nodes": sorted(due),

@@ -25,7 +25,24 @@ class PendingEvent:
 
 
 @dataclass
-class ClusterState:
+class HeldCluster:
+    """A cluster whose health lease this engine holds: its schedule, pending events, watches.
+
+    (Not the planner's ``ClusterState``, a Ganeti cluster's placement.)
+
+    Lock discipline (three threads meet here; driver threads never do, their events reach
+    the scheduler through the manager's queue):
+
+    * ``lock`` guards what the scheduler thread and the cluster's round (on the round pool)
+      share: ``binding`` and ``settings`` (replaced together by :meth:`follow`, read
+      together by :meth:`policy`), ``events``, ``wake_at`` and ``running``. Touch them only
+      through the methods below.
+    * The scheduler thread alone (``HealthManager``'s loop) uses ``last_round``, ``watched``
+      and ``reported``, without the lock.
+    * The round alone uses ``suspended``: one round at a time per cluster
+      (:meth:`start_round`/:meth:`end_round`).
+    """
+
     cluster_id: str
     binding: HealthBinding
     settings: HealthSettings
@@ -41,12 +58,40 @@ class ClusterState:
     reported: dict[str, tuple[str, float]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def policy(self) -> tuple[HealthBinding, HealthSettings]:
+        """The binding followed and its settings, as one pair (a round reads them once)."""
+        with self.lock:
+            return self.binding, self.settings
+
+    def follow(self, binding: HealthBinding, settings: HealthSettings | None = None) -> None:
+        """Follow a refreshed binding (with new settings when its spec changed)."""
+        with self.lock:
+            self.binding = binding
+            if settings is not None:
+                self.settings = settings
+
+    def start_round(self) -> bool:
+        """Claim the cluster for a round; False when one is running already."""
+        with self.lock:
+            if self.running:
+                return False
+            self.running = True
+            return True
+
+    def end_round(self, wake_at: float | None = None) -> None:
+        """The round is over (``wake_at``: when event rounds may run again)."""
+        with self.lock:
+            self.running = False
+            if wake_at is not None:
+                self.wake_at = wake_at
+
     def add_event(self, node_id: str, event: PendingEvent) -> None:
+        """Queue a driver's report (scheduler thread: it also updates the watches)."""
         with self.lock:
             self.events[node_id] = event
-            self.reported[node_id] = (event.physical_id, event.at)
-            self.watched.pop(node_id, None)
             self.wake_at = 0.0
+        self.reported[node_id] = (event.physical_id, event.at)
+        self.watched.pop(node_id, None)
 
     def take_events(self) -> dict[str, PendingEvent]:
         with self.lock:

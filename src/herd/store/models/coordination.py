@@ -10,28 +10,26 @@ from sqlalchemy.orm import Mapped, mapped_column
 from herd.store.models.base import ID, Base
 
 
-class EngineRow(Base):
+class HeartbeatColumns:
+    """The columns of a running process that reports a heartbeat (a mixin: each table its own)."""
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[float] = mapped_column(Float)
+    heartbeat_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class EngineRow(HeartbeatColumns, Base):
     """A running engine; its heartbeat says whether its locks may be taken over."""
 
     __tablename__ = "engines"
 
-    id: Mapped[str] = mapped_column(ID, primary_key=True)
-    host: Mapped[str] = mapped_column(String(255))
-    pid: Mapped[int] = mapped_column(Integer)
-    started_at: Mapped[float] = mapped_column(Float)
-    heartbeat_at: Mapped[float] = mapped_column(Float, index=True)
 
-
-class ApiServiceRow(Base):
+class ApiServiceRow(HeartbeatColumns, Base):
     """A running ``herd serve`` API process; engines are listed from ``engines``."""
 
     __tablename__ = "api_services"
-
-    id: Mapped[str] = mapped_column(ID, primary_key=True)
-    host: Mapped[str] = mapped_column(String(255))
-    pid: Mapped[int] = mapped_column(Integer)
-    started_at: Mapped[float] = mapped_column(Float)
-    heartbeat_at: Mapped[float] = mapped_column(Float, index=True)
 
 
 class ClusterLockRow(Base):
