@@ -33,6 +33,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.sql.elements import BindParameter
 
 from herd.store.models import ClusterRow, ClusterSizeRow, NodeRow
 
@@ -88,7 +89,7 @@ def _after_rollback(session: Session) -> None:
 def _record_statements() -> tuple[Any, Any]:
     """The two statements of :func:`record`, built once: building them and their cache
     keys on every call was an eighth of an engine's CPU in a profile (issue 28)."""
-    ids = bindparam("ids", expanding=True)
+    ids: BindParameter[str] = bindparam("ids", expanding=True)
     members = (
         select(func.count())
         .select_from(NodeRow)
