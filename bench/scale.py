@@ -62,6 +62,7 @@ class Finished:
     seconds: float
     status: str
     created: int
+    run_s: float  # claimed to ended: the time the action held an engine worker
 
 
 @dataclass
@@ -77,7 +78,7 @@ class Load:
     conflicts: int = 0
     errors: int = 0
     _waiting: dict[str, threading.Event] = field(default_factory=dict)
-    _status: dict[str, str] = field(default_factory=dict)
+    _status: dict[str, tuple[str, float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def run(self) -> list[threading.Thread]:
@@ -115,11 +116,11 @@ class Load:
             while not done.wait(0.5):
                 if self.stop.is_set():
                     return
-            status = self._status.pop(action_id)
+            status, run_s = self._status.pop(action_id)
             now = time.monotonic()
             created = self.count if grow and status == "SUCCEEDED" else 0
             with self._lock:
-                self.finished.append(Finished(now, now - sent, status, created))
+                self.finished.append(Finished(now, now - sent, status, created, run_s))
             if status == "SUCCEEDED":
                 grow = not grow
 
@@ -132,11 +133,12 @@ class Load:
                     ids = list(self._waiting)
                 if ids:
                     rows = conn.execute(
-                        "SELECT id, status FROM actions WHERE id = ANY(%s) AND status = ANY(%s)",
+                        "SELECT id, status, end_time - start_time FROM actions "
+                        "WHERE id = ANY(%s) AND status = ANY(%s)",
                         (ids, list(FINAL)),
                     ).fetchall()
-                    for action_id, status in rows:
-                        self._status[action_id] = status
+                    for action_id, status, run_s in rows:
+                        self._status[action_id] = (status, float(run_s or 0.0))
                         with self._lock:
                             event = self._waiting.pop(action_id)
                         event.set()
@@ -191,6 +193,7 @@ class Figures:
     actions_per_s: float
     nodes_per_s: float
     p50_s: float
+    run_s: float  # median claimed -> end: an action's time on an engine worker
     failed: int
     conflicts: int
     coordination: dict[str, tuple[float, float]]  # step -> (seconds, count) in the window
@@ -290,6 +293,7 @@ def measure(db_url: str, engines_n: int, workers: int, args: argparse.Namespace)
         actions_per_s=len(ok) / window,
         nodes_per_s=sum(f.created for f in ok) / window,
         p50_s=statistics.median(f.seconds for f in ok) if ok else float("nan"),
+        run_s=statistics.median(f.run_s for f in ok) if ok else float("nan"),
         failed=len(inside) - len(ok),
         conflicts=load.conflicts,
         coordination=coordination,
@@ -318,6 +322,8 @@ def report(figures: list[Figures], args: argparse.Namespace) -> None:
                 f.nodes_per_s,
                 ratio,
                 f"{f.p50_s * 1000:,.0f}",
+                f"{f.run_s * 1000:,.0f}",
+                f"{f.engines * args.engine_workers / f.run_s:.1f}" if f.run_s else "",
                 " / ".join(
                     f"{f.cpu[k] / per_action * 1000:.0f}" for k in ("engines", "api", "postgres")
                 ),
@@ -352,6 +358,8 @@ def report(figures: list[Figures], args: argparse.Namespace) -> None:
             "nodes created/s",
             "x first row",
             "p50 202->end ms",
+            "p50 run ms",
+            "workers/run actions/s",
             "CPU ms/action engines / API / PG",
             "failed/409",
             "load avg",

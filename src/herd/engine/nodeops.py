@@ -40,7 +40,10 @@ from herd.store.models import ClusterRow
 from herd.types import ActionCause, ActionName, ActionStatus, NodeStatus
 
 FLUSH_EVERY = 200  # results per transaction at most
-FLUSH_AFTER = 0.25  # seconds a finished result may wait before it is written
+FLUSH_AFTER = 0.25  # seconds between two writes of results at least (unless all ended)
+#: seconds a finished result waits for its siblings (calls started together end together),
+#: so that they are written in one transaction rather than one each
+FLUSH_GATHER = 0.05
 QUICK_BATCH = 100  # quick driver calls (see Driver.calls_are_quick) per pool task
 PLAN_EVERY = 2000  # planned nodes (and children) built and inserted at once
 TARGETS_EVERY = 5000  # children whose nodes are read at once when a run starts
@@ -234,6 +237,7 @@ class NodeOperations:
         pending: dict[str, Future[list[FinishedCall]]] = {}  # child id -> its driver call(s)
         done_buffer: list[FinishedCall] = []
         last_flush = last_cancel_check = self.ctx.now()
+        buffered_at = 0.0  # when the oldest result in done_buffer arrived
         wanted = set(child_ids or ())
         with self.ctx.database.read() as session:
             rows = [
@@ -303,11 +307,20 @@ class NodeOperations:
                         results.abandoned.append(waiting.pop(child_id))
                         self.results.abandon(ex, child_id, reason)
                 if pending:
-                    for item in _drain(finished, timeout=0.2):
+                    due = max(buffered_at + FLUSH_GATHER, last_flush + FLUSH_AFTER)
+                    wait = 0.2 if not done_buffer else due - self.ctx.now()
+                    for item in _drain(finished, timeout=min(0.2, max(wait, 0.0))):
                         pending.pop(item.child_id, None)
+                        if not done_buffer:
+                            buffered_at = self.ctx.now()
                         done_buffer.append(item)
-                    stale = self.ctx.now() - last_flush >= FLUSH_AFTER
-                    if len(done_buffer) >= FLUSH_EVERY or not pending or (done_buffer and stale):
+                    now = self.ctx.now()
+                    stale = (
+                        bool(done_buffer)
+                        and now - buffered_at >= FLUSH_GATHER
+                        and now - last_flush >= FLUSH_AFTER
+                    )
+                    if len(done_buffer) >= FLUSH_EVERY or not pending or stale:
                         self.results.flush(ex, done_buffer, results, verbs)
                         done_buffer = []
                         last_flush = self.ctx.now()

@@ -22,6 +22,7 @@ from herd.store import actions as action_store
 from herd.store import events, locks
 from herd.store import nodes as node_store
 from herd.store.database import Session
+from herd.store.models import ActionRow
 from herd.types import WAIT_FOR_LOCK, ActionCause, ActionName, ActionStatus, LockScope, Phase
 
 log = logging.getLogger(__name__)
@@ -52,9 +53,11 @@ class ActionRunner:
         self.ctx = ctx
         self.handlers = handlers
 
-    def run(self, action_id: str) -> None:
-        with self.ctx.database.read() as session:
-            row = action_store.get(session, action_id)
+    def run(self, action_id: str, row: ActionRow | None = None) -> None:
+        """Run ``action_id``; ``row`` is its row as the claim returned it (else read here)."""
+        if row is None:
+            with self.ctx.database.read() as session:
+                row = action_store.get(session, action_id)
         if row is None:
             return
         # Every log line written while the action runs names it, its cluster and the request

@@ -142,13 +142,19 @@ def active_actions_on(session: Session, target: str) -> Sequence[ActionRow]:
 
 
 def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> list[str]:
+    """The ids of :func:`claim_ready_rows`."""
+    return [row.id for row in claim_ready_rows(session, engine_id, limit, now)]
+
+
+def claim_ready_rows(session: Session, engine_id: str, limit: int, now: float) -> list[ActionRow]:
     """Claim up to ``limit`` top-level READY actions for ``engine_id``, oldest first.
 
     One statement, one round trip: an UPDATE of the candidates, which are read once with
     ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so that engines claiming at the same time
     take different rows instead of queueing behind each other. The UPDATE repeats the
     compare-and-set on (status, owner), so an action is never claimed twice (on SQLite
-    the write transaction keeps every other writer out anyway).
+    the write transaction keeps every other writer out anyway). The claimed rows come back
+    as they are after the claim, so the runner does not read them again.
     """
     if limit <= 0:
         return []
@@ -167,7 +173,7 @@ def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> lis
     # A CTE, materialized: PostgreSQL may run a LIMIT subquery of a WHERE once per row
     # it checks, and each run skips the rows the last one locked (a claim of 2 took 5).
     picked = candidates.cte("picked").prefix_with("MATERIALIZED", dialect="postgresql")
-    claimed = session.execute(
+    claimed = session.scalars(
         update(ActionRow)
         .where(
             ActionRow.id.in_(select(picked.c.id)),
@@ -181,11 +187,11 @@ def claim_ready(session: Session, engine_id: str, limit: int, now: float) -> lis
             start_time=now,
             updated_at=now,
         )
-        .returning(ActionRow.id, ActionRow.created_at)
+        .returning(ActionRow)
         .execution_options(synchronize_session=False)
     ).all()
     # RETURNING has no order: the oldest goes to the worker pool first.
-    return [row.id for row in sorted(claimed, key=lambda row: row.created_at or 0.0)]
+    return sorted(claimed, key=lambda row: row.created_at or 0.0)
 
 
 def set_status(

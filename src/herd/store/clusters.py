@@ -32,7 +32,9 @@ def member_regions(session: Session, cluster_id: str) -> set[str]:
     """Regions the cluster's members were placed in (``data.placement.region_name``).
 
     Reads the ``data`` column alone, streamed: loading 100,000 members as ORM rows for
-    this held about 300 MB at the end of a huge CLUSTER_CREATE (issue 28).
+    this held about 300 MB at the end of a huge CLUSTER_CREATE (issue 28). The session
+    must be a ``Database.read(streaming=True)`` or a write (PostgreSQL's server-side
+    cursors need a transaction).
     """
     query = select(NodeRow.data).where(NodeRow.cluster_id == cluster_id)
     found: set[str] = set()

@@ -3,7 +3,9 @@
 SQLite is the embedded default: WAL journal, a busy timeout, and write units of
 work opened with ``BEGIN IMMEDIATE`` so that a read-then-write transaction never
 fails on a lock upgrade. Reads use ordinary deferred transactions, so GETs run
-in parallel with writers. PostgreSQL (psycopg 3) uses one engine for both.
+in parallel with writers. PostgreSQL (psycopg 3) uses one pool for both; its reads run
+without BEGIN and ROLLBACK (autocommit: each statement its own snapshot, as under READ
+COMMITTED inside a transaction).
 """
 
 from __future__ import annotations
@@ -224,7 +226,11 @@ class Database:
                     json_deserializer=_json_value,
                 )
                 _ping_when_idle(self.write_engine, PING_AFTER_IDLE)
-                self.read_engine = self.write_engine
+                # Reads run each statement in its own implicit transaction: under READ
+                # COMMITTED every statement takes its own snapshot anyway, so the BEGIN
+                # and the ROLLBACK around a read were two round trips that bought nothing
+                # (an engine's scale of two nodes made nine reads: issue 28). Same pool.
+                self.read_engine = self.write_engine.execution_options(isolation_level="AUTOCOMMIT")
         except (ArgumentError, NoSuchModuleError, ImportError) as exc:
             raise DatabaseUnavailable(
                 f"invalid database URL (--db-url, HERD_DB_URL) {_safe(url)}: {exc}"
@@ -240,6 +246,11 @@ class Database:
         info = {member_cache.SESSION_KEY: self.member_cache}
         self._write_sessions = sessionmaker(self.write_engine, expire_on_commit=False, info=info)
         self._read_sessions = sessionmaker(self.read_engine, expire_on_commit=False, info=info)
+        self._stream_sessions = (
+            self._read_sessions
+            if self.is_sqlite
+            else sessionmaker(self.write_engine, expire_on_commit=False, info=info)
+        )
         # Every transaction that changes a cluster's size records it (before the revision
         # bump, which stays the transaction's last statement).
         size_history.track(self._write_sessions)
@@ -265,8 +276,13 @@ class Database:
             callback()
 
     @contextmanager
-    def read(self) -> Iterator[Session]:
-        session = self._read_sessions()
+    def read(self, *, streaming: bool = False) -> Iterator[Session]:
+        """A unit of work that only reads, ended without a commit.
+
+        ``streaming``: the reads stream their rows (``yield_per``), which PostgreSQL's
+        server-side cursors allow only inside a transaction (on SQLite it changes nothing).
+        """
+        session = self._stream_sessions() if streaming else self._read_sessions()
         try:
             yield session
         finally:
@@ -318,7 +334,7 @@ class Database:
 
     def dispose(self) -> None:
         self.write_engine.dispose()
-        if self.read_engine is not self.write_engine:
+        if self.is_sqlite:  # PostgreSQL's read engine shares the write engine's pool
             self.read_engine.dispose()
 
 

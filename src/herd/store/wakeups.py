@@ -44,6 +44,8 @@ class ReadyListener:
         self.wake = wake
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        #: whether announcements reach this process now (its LISTEN connection is up)
+        self.listening = False
 
     def start(self) -> None:
         if self.database.is_sqlite:
@@ -66,10 +68,13 @@ class ReadyListener:
             try:
                 with self._connect() as connection:
                     connection.execute(f"LISTEN {READY_CHANNEL}")
+                    self.listening = True
                     self.wake()  # whatever was announced while nobody listened
                     while not self._stop.is_set():
                         for _ in connection.notifies(timeout=0.5):
                             self.wake()
             except psycopg.Error as exc:
+                self.listening = False
                 log.warning("listening for new actions failed (polling meanwhile): %s", exc)
                 self._stop.wait(RECONNECT_AFTER)
+        self.listening = False

@@ -23,7 +23,7 @@ def record_regions(ex: ActionExecution, cluster_id: str) -> list[str]:
     there are gone, so agents keep seeing it (and central keeps deleting its
     copy there) until the cluster itself is gone.
     """
-    with ex.ctx.database.read() as session:
+    with ex.ctx.database.read(streaming=True) as session:
         regions = clusters.member_regions(session, cluster_id)
     with ex.ctx.database.write() as session:
         row = clusters.get(session, cluster_id)
