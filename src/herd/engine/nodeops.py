@@ -13,6 +13,7 @@ never creates a node twice.
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import queue
 import uuid
@@ -44,6 +45,7 @@ FLUSH_AFTER = 0.25  # seconds a finished result may wait before it is written
 QUICK_BATCH = 100  # quick driver calls (see Driver.calls_are_quick) per pool task
 PLAN_EVERY = 2000  # planned nodes (and children) built and inserted at once
 TARGETS_EVERY = 5000  # children whose nodes are read at once when a run starts
+IN_FLIGHT = 2000  # driver calls started and not yet written, at most
 
 
 def node_name(cluster: ClusterRow, index: int) -> str:
@@ -267,6 +269,17 @@ class NodeOperations:
             for child_id, _ in calls:
                 pending[child_id] = future
 
+        # Calls not handed to the pool yet: at most IN_FLIGHT calls are started and not yet
+        # written. A pool that runs far ahead of the result writer leaves every finished
+        # call (its resource and data) waiting, up to 100,000 of them for a sim cluster,
+        # and the writer then writes them in huge batches; the memory both took stays with
+        # the process afterwards (issue 28).
+        backlog: collections.deque[list[tuple[str, str]]] = collections.deque()
+
+        def start_more() -> None:
+            while backlog and len(pending) + len(done_buffer) < IN_FLIGHT:
+                start(backlog.popleft())
+
         quick: list[tuple[str, str]] = []
         is_quick = QuickCalls(self.ctx)
         for first in range(0, len(rows), TARGETS_EVERY):
@@ -286,13 +299,16 @@ class NodeOperations:
                     if row.target in read:
                         targets[row.target] = read[row.target]
                     if row.id not in waiting:
-                        start([(row.id, row.target)])
+                        backlog.append([(row.id, row.target)])
         # Quick driver calls (a sim node without latency) go many to a pool task:
         # one thread hop per node cost more than the calls themselves.
         for first in range(0, len(quick), QUICK_BATCH):
-            start(quick[first : first + QUICK_BATCH])
+            backlog.append(quick[first : first + QUICK_BATCH])
+        quick = []
+        rows = []  # 100,000 rows of a huge create: what the loop needs is in the dicts above
         try:
-            while pending or waiting:
+            while pending or waiting or backlog:
+                start_more()
                 if waiting:
                     ready, abandoned = waiter.poll(ex, waiting)
                     for child_id in ready:
