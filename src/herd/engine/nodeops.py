@@ -25,6 +25,7 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
 from herd.engine.health.recover_node import mark_recovering
 from herd.engine.hooks import HookWaiter
+from herd.engine.memory import release_freed_memory
 from herd.engine.node_calls import (
     NodeTarget,
     QuickCalls,
@@ -46,6 +47,7 @@ QUICK_BATCH = 100  # quick driver calls (see Driver.calls_are_quick) per pool ta
 PLAN_EVERY = 2000  # planned nodes (and children) built and inserted at once
 TARGETS_EVERY = 5000  # children whose nodes are read at once when a run starts
 IN_FLIGHT = 2000  # driver calls started and not yet written, at most
+TRIM_AFTER = 2000  # children of a run after which freed memory goes back to the system
 
 
 def node_name(cluster: ClusterRow, index: int) -> str:
@@ -341,6 +343,8 @@ class NodeOperations:
             self.results.cancel_unfinished(ex)
             raise
         self.results.flush(ex, done_buffer, results, verbs)
+        if len(verbs) >= TRIM_AFTER:
+            release_freed_memory()
         return results
 
     def _submit(
