@@ -13,6 +13,7 @@ never creates a node twice.
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import queue
 import uuid
@@ -24,6 +25,7 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
 from herd.engine.health.recover_node import mark_recovering
 from herd.engine.hooks import HookWaiter
+from herd.engine.memory import release_freed_memory
 from herd.engine.node_calls import (
     NodeTarget,
     QuickCalls,
@@ -47,6 +49,8 @@ FLUSH_GATHER = 0.05
 QUICK_BATCH = 100  # quick driver calls (see Driver.calls_are_quick) per pool task
 PLAN_EVERY = 2000  # planned nodes (and children) built and inserted at once
 TARGETS_EVERY = 5000  # children whose nodes are read at once when a run starts
+IN_FLIGHT = 2000  # driver calls started and not yet written, at most
+TRIM_AFTER = 2000  # children of a run after which freed memory goes back to the system
 
 
 def node_name(cluster: ClusterRow, index: int) -> str:
@@ -273,6 +277,17 @@ class NodeOperations:
             for child_id, _ in calls:
                 pending[child_id] = future
 
+        # Calls not handed to the pool yet: at most IN_FLIGHT calls are started and not yet
+        # written. A pool that runs far ahead of the result writer leaves every finished
+        # call (its resource and data) waiting, up to 100,000 of them for a sim cluster,
+        # and the writer then writes them in huge batches; the memory both took stays with
+        # the process afterwards (issue 28).
+        backlog: collections.deque[list[tuple[str, str]]] = collections.deque()
+
+        def start_more() -> None:
+            while backlog and len(pending) + len(done_buffer) < IN_FLIGHT:
+                start(backlog.popleft())
+
         quick: list[tuple[str, str]] = []
         is_quick = QuickCalls(self.ctx)
         for first in range(0, len(rows), TARGETS_EVERY):
@@ -292,13 +307,16 @@ class NodeOperations:
                     if row.target in read:
                         targets[row.target] = read[row.target]
                     if row.id not in waiting:
-                        start([(row.id, row.target)])
+                        backlog.append([(row.id, row.target)])
         # Quick driver calls (a sim node without latency) go many to a pool task:
         # one thread hop per node cost more than the calls themselves.
         for first in range(0, len(quick), QUICK_BATCH):
-            start(quick[first : first + QUICK_BATCH])
+            backlog.append(quick[first : first + QUICK_BATCH])
+        quick = []
+        rows = []  # 100,000 rows of a huge create: what the loop needs is in the dicts above
         try:
-            while pending or waiting:
+            while pending or waiting or backlog:
+                start_more()
                 if waiting:
                     ready, abandoned = waiter.poll(ex, waiting)
                     for child_id in ready:
@@ -340,6 +358,8 @@ class NodeOperations:
             self.results.cancel_unfinished(ex)
             raise
         self.results.flush(ex, done_buffer, results, verbs)
+        if len(verbs) >= TRIM_AFTER:
+            release_freed_memory()
         return results
 
     def _submit(
