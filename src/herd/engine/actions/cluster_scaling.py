@@ -115,7 +115,7 @@ class ScalingHandlers:
                 ex.data,
                 ex.seed,
                 ex.ctx.settings.max_nodes_per_cluster,
-                rules=ex.notes.get("rules"),
+                rules=_rules(ex.notes.get("rules")),
             )
             if plan.error:
                 return {"error": plan.error}
@@ -272,3 +272,8 @@ def _bounds_update(new_min: Any, new_max: Any) -> dict[str, Any]:
     if new_max is not None:
         values["max_size"] = int(new_max)
     return values
+
+
+def _rules(value: object) -> list[str] | None:
+    # the deletion policy's notes: the rule of each victim, in order
+    return [str(rule) for rule in value] if isinstance(value, list) else None
