@@ -2,11 +2,13 @@
 
 This module is a leaf (it imports nothing from herd). Specs, action inputs and
 outputs, driver results and stored ``data`` columns are JSON: ``JsonValue`` says
-so precisely (mypy checks the recursive alias), where ``Any`` would switch the
-checking off. Code that reads a nested value narrows it with ``isinstance`` or
-with the helpers below, which return the value unchanged when it has the
-expected shape and a fallback otherwise (never raising: a reader of validated
-data gets the value; a reader of untrusted data decides what a wrong shape means).
+so precisely (mypy checks the recursive alias), where an untyped value would
+switch the checking off. Code that reads a nested value narrows it with
+``isinstance`` or with the helpers below: the ``*_at`` readers return the value
+when it has the expected shape and a fallback otherwise (a reader of validated
+data gets the value; a reader of untrusted data decides what a wrong shape
+means); ``int_value``, ``float_value`` and ``dig`` raise as ``int()``,
+``float()`` and indexing would.
 """
 
 from __future__ import annotations
