@@ -172,7 +172,7 @@ class Settings(BaseSettings):
 
     @field_validator("data_dir", mode="before")
     @classmethod
-    def _data_dir_not_empty(cls, value: Any) -> Any:
+    def _data_dir_not_empty(cls, value: object) -> object:
         # An empty HERD_DATA_DIR= would silently mean the current directory.
         if isinstance(value, str) and not value.strip():
             raise ValueError("must not be empty (unset it to use ./herd-data)")
@@ -236,6 +236,7 @@ class Settings(BaseSettings):
         return f"sqlite:///{(self.data_dir / 'herd.db').resolve()}"
 
 
+# untyped: the overrides go to pydantic-settings' constructor, whose keywords are typed per field
 def load_settings(**overrides: Any) -> Settings:
     """Build settings from the environment, with explicit overrides (None means unset)."""
     given = {key: value for key, value in overrides.items() if value is not None}

@@ -10,15 +10,13 @@ into one of them by ``herd.store.integrity``, by the constraint's name.
 
 from __future__ import annotations
 
-from typing import Any
-
 
 class HerdError(Exception):
     """Base of every error herd raises on purpose."""
 
     code: str = "HerdError"
 
-    def __init__(self, message: str, **fields: Any) -> None:
+    def __init__(self, message: str, **fields: object) -> None:
         super().__init__(message)
         self.message = message
         self.fields = fields
@@ -32,7 +30,7 @@ class InvalidRequest(HerdError):
 
     code = "BadRequest"
 
-    def __init__(self, message: str, *, field: str | None = None, **fields: Any) -> None:
+    def __init__(self, message: str, *, field: str | None = None, **fields: object) -> None:
         super().__init__(message, field=field, **fields)
         self.field = field
 

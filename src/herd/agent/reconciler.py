@@ -22,7 +22,6 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
@@ -70,7 +69,7 @@ class Reconciler:
 
     # -- central -------------------------------------------------------------------------
 
-    def central_cluster(self, cluster_id: str) -> dict[str, Any] | None:
+    def central_cluster(self, cluster_id: str) -> dict[str, object] | None:
         """Central's view of one cluster, or None when central answers 404."""
         try:
             response = self.client.get(f"/v1/clusters/{cluster_id}")
@@ -80,13 +79,13 @@ class Reconciler:
             return None
         if response.status_code != 200:
             raise CentralUnavailable(f"GET cluster {cluster_id}: HTTP {response.status_code}")
-        cluster: dict[str, Any] = response.json()["cluster"]
+        cluster: dict[str, object] = response.json()["cluster"]
         return cluster
 
-    def central_clusters(self) -> dict[str, dict[str, Any]]:
+    def central_clusters(self) -> dict[str, dict[str, object]]:
         """Every central cluster spanning this region, by id (all pages)."""
-        found: dict[str, dict[str, Any]] = {}
-        params: dict[str, Any] = {
+        found: dict[str, dict[str, object]] = {}
+        params: dict[str, str | int] = {
             "region": self.region,
             "global_project": "true",
             "limit": PAGE_SIZE,
@@ -105,7 +104,7 @@ class Reconciler:
                 return found
             params["marker"] = page[-1]["id"]
 
-    def _copy_of(self, view: dict[str, Any]) -> RegionalCopy:
+    def _copy_of(self, view: dict[str, object]) -> RegionalCopy:
         return RegionalCopy(
             cluster_id=str(view["id"]),
             name=str(view.get("name") or ""),

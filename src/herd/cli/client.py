@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -17,7 +16,7 @@ import httpx
 MICROVERSION = "clustering 1.14"
 DEFAULT_URL = "http://127.0.0.1:8778"
 
-JSONObject = dict[str, Any]
+JSONObject = dict[str, object]
 QueryValue = str | int | float | bool | None
 
 
@@ -118,7 +117,7 @@ class HerdClient:
         url: str,
         *,
         params: Mapping[str, QueryValue] | None = None,
-        json: Any = None,
+        json: object = None,
     ) -> Reply:
         query = {
             key: ("true" if value else "false") if isinstance(value, bool) else value
@@ -144,22 +143,22 @@ class HerdClient:
     def get(self, url: str, params: Mapping[str, QueryValue] | None = None) -> Reply:
         return self.request("GET", url, params=params)
 
-    def post(self, url: str, json: Any = None) -> Reply:
+    def post(self, url: str, json: object = None) -> Reply:
         return self.request("POST", url, json=json)
 
     def patch(
-        self, url: str, json: Any = None, params: Mapping[str, QueryValue] | None = None
+        self, url: str, json: object = None, params: Mapping[str, QueryValue] | None = None
     ) -> Reply:
         return self.request("PATCH", url, json=json, params=params)
 
     def delete(
-        self, url: str, json: Any = None, params: Mapping[str, QueryValue] | None = None
+        self, url: str, json: object = None, params: Mapping[str, QueryValue] | None = None
     ) -> Reply:
         return self.request("DELETE", url, json=json, params=params)
 
-    def cluster_action(self, cluster: str, name: str, params: JSONObject) -> Reply:
+    def cluster_action(self, cluster: str, name: str, params: Mapping[str, object]) -> Reply:
         """``POST /v1/clusters/<cluster>/actions`` with one top-level key."""
         return self.post(path("clusters", cluster, "actions"), {name: params})
 
-    def node_action(self, node: str, name: str, params: JSONObject) -> Reply:
+    def node_action(self, node: str, name: str, params: Mapping[str, object]) -> Reply:
         return self.post(path("nodes", node, "actions"), {name: params})

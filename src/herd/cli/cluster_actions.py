@@ -5,7 +5,8 @@ The commands join ``herd cluster`` (the ``app`` of :mod:`herd.cli.clusters`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Literal
 
 import typer
 
@@ -24,6 +25,7 @@ from herd.cli.common import (
 from herd.cli.nodes import NODE_COLUMNS
 from herd.cli.output import Column, id_column, print_json, print_message, print_table, time_column
 from herd.cli.wait import finish
+from herd.json_types import list_at, object_at
 
 __all__ = ["app"]
 
@@ -38,13 +40,18 @@ CLUSTER_POLICY_COLUMNS = [
     Column("name", "policy_name"),
     Column("type", "policy_type"),
     Column("enabled", "enabled"),
-    Column("priority", lambda row: row.get("priority", (row.get("data") or {}).get("priority"))),
+    Column("priority", lambda row: row.get("priority", object_at(row, "data").get("priority"))),
 ]
 MEMBER_COLUMNS = [*NODE_COLUMNS, time_column("marked_at", "health_marked_at")]
 
 
 def _run(
-    ctx: typer.Context, cluster: str, name: str, params: dict[str, Any], wait: bool, timeout: float
+    ctx: typer.Context,
+    cluster: str,
+    name: str,
+    params: Mapping[str, object],
+    wait: bool,
+    timeout: float,
 ) -> None:
     state = get_state(ctx)
     reply = state.client.cluster_action(cluster, name, params)
@@ -274,7 +281,7 @@ def preview_scale_in(
     if state.json:
         print_json(body)
         return
-    victims: list[dict[str, Any]] = body.get("victims", [])
+    victims = [v for v in list_at(body, "victims") if isinstance(v, Mapping)]
     rows = [{**victim, "#": position} for position, victim in enumerate(victims, 1)]
     print_table(rows, _victim_columns(victims), full_id=state.full_id)
     if body.get("seed") is not None:
@@ -285,7 +292,7 @@ def preview_scale_in(
         )
 
 
-def _victim_columns(victims: list[dict[str, Any]]) -> list[Column]:
+def _victim_columns(victims: list[Mapping[str, object]]) -> list[Column]:
     columns = [id_column("node_id", "node_id"), Column("name", "name"), Column("rule", "rule")]
     known = {"node_id", "name", "rule"}
     for victim in victims:
@@ -322,7 +329,9 @@ def lifecycle_heartbeat(ctx: typer.Context, cluster: str, token: str) -> None:
     _lifecycle(get_state(ctx), cluster, "lifecycle_heartbeat", params, "extended")
 
 
-def _lifecycle(state: CliState, cluster: str, name: str, params: dict[str, Any], verb: str) -> None:
+def _lifecycle(
+    state: CliState, cluster: str, name: str, params: Mapping[str, object], verb: str
+) -> None:
     reply = state.client.cluster_action(cluster, name, params)
     if state.json:
         print_json(reply.body)

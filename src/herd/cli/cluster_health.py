@@ -5,7 +5,7 @@ Joins ``herd cluster`` (the ``app`` of :mod:`herd.cli.clusters`).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import typer
 
@@ -13,11 +13,12 @@ from herd.cli.client import path
 from herd.cli.clusters import app
 from herd.cli.common import get_state
 from herd.cli.output import Column, print_json, print_record, print_table, time_column
+from herd.json_types import list_at, object_at
 
 __all__ = ["app"]
 
 
-def _check(row: Any) -> str:
+def _check(row: Mapping[str, object]) -> str:
     result = row.get("last_check_result")
     if not result:
         return "never checked"
@@ -25,7 +26,7 @@ def _check(row: Any) -> str:
     return f"{result} ({mode})" if mode else str(result)
 
 
-def _reason(row: Any) -> str:
+def _reason(row: Mapping[str, object]) -> str:
     """The check's reason without the mode, which the 'last check' column shows."""
     reason = str(row.get("last_check_reason") or "")
     mode = row.get("last_check_mode") or ""
@@ -33,7 +34,7 @@ def _reason(row: Any) -> str:
     return reason[len(prefix) :] if mode and reason.startswith(prefix) else reason
 
 
-def _recoveries(row: Any) -> str:
+def _recoveries(row: Mapping[str, object]) -> str:
     total, streak = row.get("recoveries") or 0, row.get("recoveries_in_a_row") or 0
     return f"{total} ({streak} in a row)" if streak else str(total)
 
@@ -52,17 +53,16 @@ HEALTH_COLUMNS = [
 ]
 
 
-def _summary(body: dict[str, Any]) -> dict[str, Any]:
-    policy = body.get("policy") or {}
-    lease = body.get("lease") or {}
-    summary = body.get("summary") or {}
+def _summary(body: Mapping[str, object]) -> dict[str, object]:
+    policy, lease = object_at(body, "policy"), object_at(body, "lease")
+    summary = object_at(body, "summary")
     return {
         "cluster": f"{body.get('cluster_name')} ({body.get('cluster_id')})",
         "status": body.get("status"),
         "checking": body.get("checking"),
         "suspended_by": body.get("suspended_by"),
         "policy": policy.get("name"),
-        "detection_modes": ", ".join(policy.get("detection_modes") or []),
+        "detection_modes": ", ".join(map(str, list_at(policy, "detection_modes"))),
         "interval": policy.get("interval"),
         "recovery": policy.get("recovery_action"),
         "lease_engine": lease.get("engine_id"),
@@ -82,6 +82,6 @@ def health(ctx: typer.Context, cluster: str) -> None:
     if state.json:
         print_json(body)
         return
-    view = body.get("cluster_health", body)
+    view = object_at(body, "cluster_health") if "cluster_health" in body else body
     print_record(_summary(view), title="cluster health")
     print_table(view.get("members", []), HEALTH_COLUMNS, full_id=state.full_id, title="members")

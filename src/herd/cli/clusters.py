@@ -6,7 +6,8 @@ The operations on a cluster (scale, resize, policies, lifecycle...) live in
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated
 
 import typer
 
@@ -39,7 +40,7 @@ from herd.cli.wait import finish, wait_for_action
 app = typer.Typer(help="Clusters: groups of nodes kept at a desired size.", no_args_is_help=True)
 
 
-def _node_count(row: Any) -> int:
+def _node_count(row: Mapping[str, object]) -> int:
     nodes = row.get("nodes")
     return len(nodes) if isinstance(nodes, list) else 0
 
@@ -166,7 +167,7 @@ def delete_and_wait(
     """DELETE each target (202 + action, or 204 when already being deleted), then wait."""
     kind = collection[:-1].capitalize()
     pending: list[tuple[str, str]] = []
-    answers: list[dict[str, Any]] = []
+    answers: list[dict[str, object]] = []
     for target in targets:
         reply = state.client.delete(path(collection, target), {"force": True} if force else None)
         action_id = reply.action_id

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 import yaml
 
-from herd.cli.client import DEFAULT_URL, HerdClient, JSONObject
+from herd.cli.client import DEFAULT_URL, HerdClient, JSONObject, QueryValue
 
 
 class CommandFailed(Exception):
@@ -85,7 +85,7 @@ def load_spec(spec_file: Path) -> JSONObject:
             f"spec file {spec_file} is not UTF-8 text (byte {exc.start}: {exc.reason})"
         ) from None
     try:
-        data: Any = json.loads(text) if spec_file.suffix == ".json" else yaml.safe_load(text)
+        data: object = json.loads(text) if spec_file.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise CommandFailed(f"spec file {spec_file} is not valid: {exc}") from exc
     if not isinstance(data, dict):
@@ -93,14 +93,15 @@ def load_spec(spec_file: Path) -> JSONObject:
     return data
 
 
-def without_none(**values: Any) -> JSONObject:
+def without_none(**values: object) -> JSONObject:
     return {key: value for key, value in values.items() if value is not None}
 
 
 def list_params(
-    limit: int | None, marker: str | None, sort: str | None, **filters: Any
-) -> dict[str, Any]:
-    return without_none(limit=limit, marker=marker, sort=sort, **filters)
+    limit: int | None, marker: str | None, sort: str | None, **filters: QueryValue
+) -> dict[str, QueryValue]:
+    given: dict[str, QueryValue] = {"limit": limit, "marker": marker, "sort": sort, **filters}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 # Option types shared by the command modules.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ from herd.cli.wait import finish
 app = typer.Typer(help="Deletions in progress (tombstones); admin only.", no_args_is_help=True)
 
 
-def format_age(seconds: Any) -> str:
+def format_age(seconds: object) -> str:
     """``3725`` -> ``1h02m05s``; anything that is not a number is shown as it is."""
     if not isinstance(seconds, int | float) or isinstance(seconds, bool):
         return "" if seconds is None else str(seconds)

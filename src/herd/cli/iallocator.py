@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -71,7 +70,7 @@ def _options(args: argparse.Namespace) -> PlannerOptions:
     )
 
 
-def _read(path: str) -> dict[str, Any]:
+def _read(path: str) -> dict[str, object]:
     try:
         text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()  # noqa: SIM115
     except OSError as exc:

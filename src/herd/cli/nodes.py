@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated
 
 import typer
 
@@ -27,7 +28,7 @@ from herd.cli.wait import finish
 app = typer.Typer(help="Nodes: the members of clusters (or orphans).", no_args_is_help=True)
 
 
-def health_text(row: Any) -> str:
+def health_text(row: Mapping[str, object]) -> str:
     """``health`` with its reason, e.g. ``CHECK_FAILED (process exited)``."""
     health = row.get("health") or ""
     reason = row.get("health_reason")
@@ -45,7 +46,7 @@ NODE_COLUMNS = [
 ]
 
 
-def print_nodes(body: dict[str, Any], *, as_json: bool, full_id: bool) -> None:
+def print_nodes(body: dict[str, object], *, as_json: bool, full_id: bool) -> None:
     if as_json:
         print_json(body)
     else:
@@ -184,7 +185,7 @@ def mark_unhealthy(
 ) -> None:
     """Mark a cluster member unhealthy (or healthy again with --reset)."""
     state = get_state(ctx)
-    body: dict[str, Any] = {"mark_unhealthy": not reset}
+    body: dict[str, object] = {"mark_unhealthy": not reset}
     if reason is not None:
         body["resource_status_reason"] = reason
     reply = state.client.patch(path("clusters", cluster, "nodes", node), body)

@@ -8,13 +8,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-Getter = Callable[[Mapping[str, Any]], Any]
+Getter = Callable[[Mapping[str, object]], object]
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Column:
     is_id: bool = False
     is_time: bool = False
 
-    def value(self, row: Mapping[str, Any]) -> Any:
+    def value(self, row: Mapping[str, object]) -> object:
         value = self.key(row) if callable(self.key) else row.get(self.key)
         return format_time(value) if self.is_time else value
 
@@ -40,7 +40,7 @@ def time_column(header: str, key: str | Getter | None = None) -> Column:
     return Column(header, key or header, is_time=True)
 
 
-def format_time(value: Any) -> Any:
+def format_time(value: object) -> object:
     """Epoch seconds as ``2026-11-27T16:54:01Z`` (UTC, as the API writes times); else as is."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -66,7 +66,7 @@ def stderr() -> Console:
     return _console(sys.stderr)
 
 
-def format_value(value: Any, *, short_id: bool = False) -> str:
+def format_value(value: object, *, short_id: bool = False) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -79,12 +79,12 @@ def format_value(value: Any, *, short_id: bool = False) -> str:
     return text
 
 
-def print_json(data: Any) -> None:
+def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def print_table(
-    rows: Sequence[Mapping[str, Any]],
+    rows: object,
     columns: Sequence[Column],
     *,
     full_id: bool = False,
@@ -93,7 +93,10 @@ def print_table(
     table = Table(title=title, show_lines=False, header_style="bold")
     for column in columns:
         table.add_column(column.header, overflow="fold")
-    for row in rows:
+    # the rows of a decoded list body: a list of objects (anything else shows no row)
+    for row in rows if isinstance(rows, list | tuple) else []:
+        if not isinstance(row, Mapping):
+            continue
         table.add_row(
             *(
                 escape(format_value(column.value(row), short_id=column.is_id and not full_id))
@@ -103,8 +106,11 @@ def print_table(
     stdout().print(table)
 
 
-def print_record(record: Mapping[str, Any], *, title: str | None = None) -> None:
-    """One resource as a two-column Field/Value table, fields sorted."""
+def print_record(record: object, *, title: str | None = None) -> None:
+    """One resource (a decoded JSON object) as a two-column Field/Value table, fields sorted."""
+    if not isinstance(record, Mapping):
+        print_json(record)  # not an object: show it as it came
+        return
     table = Table(title=title, header_style="bold")
     table.add_column("Field", style="bold", no_wrap=True)
     table.add_column("Value", overflow="fold")

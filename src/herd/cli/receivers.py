@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -30,6 +30,7 @@ from herd.cli.output import (
     time_column,
 )
 from herd.cli.wait import finish
+from herd.json_types import object_at
 
 app = typer.Typer(
     help="Receivers: URLs (webhooks, Alertmanager) that start an action on a cluster.",
@@ -66,7 +67,7 @@ def parse_params(items: list[str] | None) -> JSONObject | None:
         if not sep or not key:
             raise CommandFailed(f"--param must be KEY=VALUE, got {item!r}")
         try:
-            value: Any = json.loads(text)
+            value: object = json.loads(text)
         except ValueError:
             value = text
         params[key] = value
@@ -77,9 +78,9 @@ def _show(as_json: bool, body: JSONObject) -> None:
     if as_json:
         print_json(body)
         return
-    record = body.get("receiver", body)
+    record = object_at(body, "receiver") if "receiver" in body else body
     print_record(record)
-    channel = record.get("channel") or {}
+    channel = object_at(record, "channel")
     # Rich folds long values inside tables; print the URLs whole so they can be copied.
     for key in ("alarm_url", "alertmanager_url"):
         if channel.get(key):
@@ -99,7 +100,7 @@ def create(
 ) -> None:
     """Create a receiver and print the URLs (they carry its secret) that trigger it."""
     state = get_state(ctx)
-    body = {"name": name, "type": type_, "cluster_id": cluster, "action": action}
+    body: JSONObject = {"name": name, "type": type_, "cluster_id": cluster, "action": action}
     body.update(without_none(params=parse_params(params)))
     _show(state.json, state.client.post(path("receivers"), {"receiver": body}).body)
 

@@ -7,7 +7,7 @@ Their targets are imported inside each command, so the client commands work
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -28,7 +28,7 @@ LogFormatOption = Annotated[
 ]
 
 
-def settings_or_exit(**overrides: Any) -> Settings:
+def settings_or_exit(**overrides: object) -> Settings:
     """The settings of a server command; a bad one ends it with a line naming it, not a trace."""
     from pydantic import ValidationError
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -11,6 +13,9 @@ from herd.cli.common import CommandFailed, get_state
 from herd.cli.output import Column, id_column, print_json, print_message, print_table, time_column
 from herd.cli.server import DataDirOption, DbUrlOption
 from herd.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from herd.store.database import Database
 
 app = typer.Typer(
     help="API tokens (run on the server, against its database).", no_args_is_help=True
@@ -28,7 +33,7 @@ TOKEN_COLUMNS = [
 ]
 
 
-def _database(data_dir: Any, db_url: str | None) -> Any:
+def _database(data_dir: Path | None, db_url: str | None) -> Database:
     from herd.cli.server import settings_or_exit
     from herd.store.database import Database
 
@@ -50,7 +55,7 @@ def _database(data_dir: Any, db_url: str | None) -> Any:
     return database
 
 
-def _as_dict(row: Any) -> dict[str, Any]:
+def _as_dict(row: object) -> dict[str, object]:
     return {name: getattr(row, name, None) for name in TOKEN_FIELDS}
 
 
@@ -74,11 +79,11 @@ def _regions(role: str, regions: list[str] | None, all_regions: bool) -> list[st
     return regions or None
 
 
-def _show_regions(record: dict[str, Any]) -> dict[str, Any]:
+def _show_regions(record: Mapping[str, object]) -> dict[str, object]:
     regions = record.get("regions")
     if record.get("role") == "agent" and regions is None:
         return {**record, "regions": "(all)"}
-    return {**record, "regions": ",".join(regions or [])}
+    return {**record, "regions": ",".join(map(str, regions)) if isinstance(regions, list) else ""}
 
 
 @app.command("create")

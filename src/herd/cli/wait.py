@@ -8,13 +8,14 @@ from collections.abc import Callable
 from herd.cli.client import HerdClient, JSONObject, Reply, path
 from herd.cli.common import CliState, CommandFailed
 from herd.cli.output import print_json, print_message, print_record, stderr
+from herd.json_types import list_at, object_at
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
 TIMEOUT_EXIT_CODE = 3
 
 
 def _describe(action: JSONObject, elapsed: float) -> str:
-    children = action.get("depends_on") or []
+    children = list_at(action, "depends_on")
     parts = [
         f"{action.get('action') or action.get('name') or 'action'}",
         f"{str(action.get('id', ''))[:8]}",
@@ -51,7 +52,7 @@ def wait_for_action(
         status_display.start()
     try:
         while True:
-            action: JSONObject = client.get(path("actions", action_id)).body.get("action", {})
+            action = dict(object_at(client.get(path("actions", action_id)).body, "action"))
             elapsed = clock() - started
             line = _describe(action, elapsed)
             if status_display is not None:
@@ -92,7 +93,7 @@ def finish(
     if state.json:
         print_json(reply.body or ({"action": action_id} if action_id else {}))
     elif key and isinstance(reply.body.get(key), dict):
-        print_record(reply.body[key])
+        print_record(reply.body.get(key))
     if action_id and not state.json:
         print_message(f"Action {action_id} accepted.")
     if not wait:

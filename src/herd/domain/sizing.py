@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from herd.errors import InvalidRequest
+from herd.json_types import int_or_none, number_or_none, str_or_none
 from herd.types import AdjustmentType
 
 
@@ -215,7 +216,7 @@ def check_size_params(
 
 
 def parse_resize(
-    current: int, cluster: ClusterSize, inputs: Mapping[str, Any], max_nodes_per_cluster: int
+    current: int, cluster: ClusterSize, inputs: Mapping[str, object], max_nodes_per_cluster: int
 ) -> ResizePlan:
     """Turn a stored CLUSTER_RESIZE request into a target size (the engine-side parse).
 
@@ -230,11 +231,12 @@ def parse_resize(
     Returns:
         A plan with the desired size, or with ``error`` set to Senlin's text.
     """
-    adjustment_type = inputs.get("adjustment_type")
-    number = inputs.get("number")
-    min_size = inputs.get("min_size")
-    max_size = inputs.get("max_size")
-    min_step = inputs.get("min_step")
+    # The API stored them typed (herd.api.schemas): text, a number and ints, or None
+    adjustment_type = str_or_none(inputs, "adjustment_type")
+    number = number_or_none(inputs, "number")
+    min_size = int_or_none(inputs, "min_size")
+    max_size = int_or_none(inputs, "max_size")
+    min_step = int_or_none(inputs, "min_step")
     strict = bool(inputs.get("strict", False))
     desired = current
     if adjustment_type is not None:
@@ -294,7 +296,7 @@ def check_resize_fields(request: ResizeRequest) -> None:
 
 def validate_resize_request(
     request: ResizeRequest, cluster: ClusterSize, current: int, max_nodes_per_cluster: int
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Apply Senlin's cross-field rules to a typed resize request.
 
     Args:

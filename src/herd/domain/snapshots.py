@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from herd.types import ClusterStatus, HealthStatus, NodeStatus
 
@@ -48,7 +47,7 @@ class ClusterSnapshot:
     desired_capacity: int
     status: ClusterStatus = ClusterStatus.ACTIVE
     nodes: Sequence[NodeSnapshot] = ()
-    config: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, object] = field(default_factory=dict)
 
     def node(self, node_id: str) -> NodeSnapshot | None:
         for candidate in self.nodes:

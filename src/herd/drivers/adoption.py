@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -12,8 +12,8 @@ class AdoptedResource:
     """An existing resource as a node would hold it, and the profile that describes it."""
 
     physical_id: str
-    properties: dict[str, Any]  # validated profile properties (what recreating it would run)
-    data: dict[str, Any] = field(default_factory=dict)  # the node's data
+    properties: dict[str, object]  # validated profile properties (what recreating it would run)
+    data: dict[str, object] = field(default_factory=dict)  # the node's data
 
 
 @runtime_checkable
@@ -21,7 +21,7 @@ class AdoptionDriver(Protocol):
     """What a driver implements to support adopt and adopt-preview."""
 
     def adopt_preview(
-        self, identity: str, overrides: Mapping[str, Any] | None, snapshot: bool
+        self, identity: str, overrides: Mapping[str, object] | None, snapshot: bool
     ) -> AdoptedResource:
         """Describe the resource ``identity`` without changing anything.
 
@@ -38,8 +38,8 @@ class AdoptionDriver(Protocol):
 
 
 def merge_overrides(
-    properties: Mapping[str, Any], overrides: Mapping[str, Any] | None
-) -> dict[str, Any]:
+    properties: Mapping[str, object], overrides: Mapping[str, object] | None
+) -> dict[str, object]:
     """Senlin's adopt overrides: top-level keys replace the generated properties."""
     merged = dict(properties)
     for key, value in (overrides or {}).items():

@@ -35,8 +35,8 @@ class NodeRequest:
     index: int
     cluster_id: str | None
     properties: Mapping[str, Any]  # the profile's validated properties
-    placement: Mapping[str, Any] = field(default_factory=dict)  # zone / region_name
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    placement: Mapping[str, str] = field(default_factory=dict)  # zone / region_name
+    metadata: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,10 +102,10 @@ class Driver(ABC):
 
     @classmethod
     @abstractmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+    def validate_properties(cls, properties: Mapping[str, object]) -> dict[str, object]:
         """Return the profile properties with defaults, or raise InvalidSpec naming the key."""
 
-    def check_against_backend(self, properties: Mapping[str, Any]) -> None:  # noqa: B027
+    def check_against_backend(self, properties: Mapping[str, object]) -> None:  # noqa: B027
         """At profile create and validate only: refuse what the backend lacks.
 
         ``validate_properties`` is pure (the engine calls it on every load); a
@@ -114,7 +114,7 @@ class Driver(ABC):
         nothing.
         """
 
-    def calls_are_quick(self, properties: Mapping[str, Any]) -> bool:
+    def calls_are_quick(self, properties: Mapping[str, object]) -> bool:
         """Whether ``create`` and ``delete`` with these properties return at once.
 
         The engine runs such calls in batches, many per pool task, instead of one
@@ -229,7 +229,7 @@ class Driver(ABC):
     # -- server groups (the affinity policy; only drivers whose backend has them) -------------
 
     def find_server_group(
-        self, name_or_id: str, properties: Mapping[str, Any]
+        self, name_or_id: str, properties: Mapping[str, object]
     ) -> ServerGroup | None:
         """The group named (or with the id) ``name_or_id`` where ``properties`` put nodes.
 
@@ -239,12 +239,12 @@ class Driver(ABC):
         raise DriverError(f"{self.profile_type} has no server groups")
 
     def create_server_group(
-        self, name: str, policy: str, properties: Mapping[str, Any]
+        self, name: str, policy: str, properties: Mapping[str, object]
     ) -> ServerGroup:
         """Make a group with ``policy`` where ``properties`` put nodes."""
         raise DriverError(f"{self.profile_type} has no server groups")
 
-    def delete_server_group(self, group_id: str, properties: Mapping[str, Any]) -> None:
+    def delete_server_group(self, group_id: str, properties: Mapping[str, object]) -> None:
         """Delete the group; one already gone is not an error."""
         raise DriverError(f"{self.profile_type} has no server groups")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.errors import InvalidRequest
@@ -81,7 +81,7 @@ class OperationsDriver(Protocol):
         ref: ResourceRef,
         request: NodeRequest,
         operation: str,
-        params: Mapping[str, Any],
+        params: Mapping[str, object],
     ) -> CreatedResource:
         """Run one validated operation on a node's resource.
 
@@ -96,7 +96,7 @@ class OperationsDriver(Protocol):
         ...
 
 
-def describe_operations(specs: Mapping[str, OperationSpec]) -> dict[str, Any]:
+def describe_operations(specs: Mapping[str, OperationSpec]) -> dict[str, object]:
     """``GET /v1/profile-types/<type>/ops``: Senlin's ``{name: {description, parameters}}``."""
     return {
         name: {
@@ -114,7 +114,7 @@ def describe_operations(specs: Mapping[str, OperationSpec]) -> dict[str, Any]:
     }
 
 
-def signal_number(value: Any, *, allow_uncatchable: bool) -> signal.Signals:
+def signal_number(value: object, *, allow_uncatchable: bool) -> signal.Signals:
     """A signal from its name (``SIGHUP``, ``hup``); InvalidRequest naming what is wrong."""
     text = value.strip().upper() if isinstance(value, str) else ""
     name = text if text.startswith("SIG") else f"SIG{text}"
@@ -136,11 +136,11 @@ def signal_number(value: Any, *, allow_uncatchable: bool) -> signal.Signals:
 def validate_operation(
     profile_type: str,
     specs: Mapping[str, OperationSpec],
-    operation: Any,
-    params: Any,
+    operation: object,
+    params: object,
     *,
     allow_uncatchable: bool,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Check an operation request; return its parameters normalised.
 
     Raises:
@@ -171,7 +171,7 @@ def validate_operation(
             f"'{operation}'; its parameters are: {allowed}.",
             field=unknown[0],
         )
-    result: dict[str, Any] = {}
+    result: dict[str, object] = {}
     for key, parameter in spec.parameters.items():
         value = params.get(key)
         if value is None:

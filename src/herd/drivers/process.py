@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from herd.drivers.base import (
     CreatedResource,
@@ -44,6 +44,7 @@ from herd.drivers.process_spec import (
     PROPERTIES_SCHEMA,
     expand,
     health_url_from,
+    process_properties,
     resolve_command,
     seconds_value,
     signal_name,
@@ -60,6 +61,7 @@ from herd.drivers.procfs import (
     read_proc,
 )
 from herd.errors import DriverError, InvalidSpec
+from herd.json_types import str_or_none
 
 _CHECK_TIMEOUT = 2.0
 _KILL_WAIT = 5.0
@@ -73,7 +75,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
     support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
         "1.0": [{"status": "SUPPORTED", "since": "2025.01"}]
     }
-    properties_schema: ClassVar[dict[str, dict[str, Any]]] = PROPERTIES_SCHEMA
+    properties_schema: ClassVar[dict[str, dict[str, object]]] = PROPERTIES_SCHEMA
     operations_schema: ClassVar[Mapping[str, OperationSpec]] = PROCESS_OPERATIONS
     supports_reboot = True
 
@@ -98,7 +100,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
     # -- validation -------------------------------------------------------------------------
 
     @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+    def validate_properties(cls, properties: Mapping[str, object]) -> dict[str, object]:
         """Return the properties with defaults filled in, or raise InvalidSpec naming the key."""
         return validate_process_properties(properties)
 
@@ -121,9 +123,9 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
         if recorded is None:
             return None
         pid, start_time, data = recorded
-        props = self.validate_properties(request.properties)
-        url = data.get("health_url")
-        if await_start(pid, url, props["start_timeout"], self.spawn_grace) is None:
+        props = process_properties(self.validate_properties(request.properties))
+        url = str_or_none(data, "health_url")  # written by _spawn: text or None
+        if await_start(pid, url, props.start_timeout, self.spawn_grace) is None:
             return CreatedResource(f"{pid}:{start_time}", data)
         # It never became healthy: stop it and start the node afresh.
         self._stop(request.node_id, pid, start_time, pid, signal.SIGKILL, 0.0)
@@ -143,7 +145,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
         return self._spawn(request, port)
 
     def _spawn(self, request: NodeRequest, port: int) -> CreatedResource:
-        props = self.validate_properties(request.properties)
+        props = process_properties(self.validate_properties(request.properties))
         values = {
             "name": request.name,
             "index": str(request.index),
@@ -152,7 +154,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
             "port": str(port),
         }
         env = dict(os.environ)
-        env.update({key: expand(value, values) for key, value in props["env"].items()})
+        env.update({key: expand(value, values) for key, value in props.env.items()})
         env.update(
             HERD_NODE_ID=request.node_id,
             HERD_NODE_NAME=request.name,
@@ -161,7 +163,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
             HERD_NODE_PORT=str(port),
             HERD_OWNER=self.owner_marker,
         )
-        argv = [resolve_command(props["command"]), *(expand(arg, values) for arg in props["args"])]
+        argv = [resolve_command(props.command), *(expand(arg, values) for arg in props.args)]
         self.nodes_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.nodes_dir / f"{request.node_id}.log"
         try:
@@ -169,7 +171,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
                 proc = subprocess.Popen(
                     argv,
                     env=env,
-                    cwd=props["cwd"],
+                    cwd=props.cwd,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -181,22 +183,21 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
         with self._lock:
             self._children[proc.pid] = proc
         info = read_proc(proc.pid)
-        url = props["health_url"]
-        data: dict[str, Any] = {
+        url = props.health_url
+        health_url = expand(url, values) if url else None
+        data: dict[str, object] = {
             "pid": proc.pid,
             "pgid": proc.pid,
             "start_time": info.start_time if info else 0,
             "port": port,
             "log_path": str(log_path),
-            "health_url": expand(url, values) if url else None,
+            "health_url": health_url,
             "name": request.name,
             "index": request.index,
             "cluster_id": request.cluster_id,
         }
         self._write_state(request.node_id, data)
-        failure = await_start(
-            proc.pid, data["health_url"], props["start_timeout"], self.spawn_grace
-        )
+        failure = await_start(proc.pid, health_url, props.start_timeout, self.spawn_grace)
         if failure is not None:
             # The leader is not reaped yet, so its pid and group id cannot have been reused.
             send_signal(os.killpg, proc.pid, signal.SIGKILL)
@@ -372,7 +373,7 @@ class ProcessDriver(ProcessOperationsMixin, Driver):
     def _state_path(self, node_id: str) -> Path:
         return self.nodes_dir / f"{node_id}.json"
 
-    def _write_state(self, node_id: str, data: Mapping[str, Any]) -> None:
+    def _write_state(self, node_id: str, data: Mapping[str, object]) -> None:
         self.nodes_dir.mkdir(parents=True, exist_ok=True)
         final = self._state_path(node_id)
         temp = final.with_name(f".{node_id}.{threading.get_ident()}.tmp")

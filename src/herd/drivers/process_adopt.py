@@ -13,12 +13,12 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from herd.drivers.adoption import AdoptedResource, merge_overrides
 from herd.drivers.process_spec import validate_process_properties
 from herd.drivers.procfs import herd_environ, read_proc
 from herd.errors import Conflict, InvalidRequest
+from herd.json_types import str_or_none
 
 _IDENTITY = re.compile(r"^\s*(\d+)(?::(\d+))?\s*$")
 
@@ -37,7 +37,7 @@ def _environment(pid: int) -> dict[str, str]:
 
 
 def preview_process(
-    identity: str, overrides: Mapping[str, Any] | None, snapshot: bool
+    identity: str, overrides: Mapping[str, object] | None, snapshot: bool
 ) -> AdoptedResource:
     """Describe process ``identity`` as a node; raise with the reason it cannot be adopted."""
     match = _IDENTITY.match(identity)
@@ -83,12 +83,12 @@ def preview_process(
         raise InvalidRequest(
             f"Process {pid} has no command line (a kernel thread?).", field="identity"
         )
-    generated: dict[str, Any] = {"command": argv[0], "args": argv[1:], "cwd": cwd}
+    generated: dict[str, object] = {"command": argv[0], "args": argv[1:], "cwd": cwd}
     if snapshot:
         generated["env"] = _environment(pid)
     properties = validate_process_properties(merge_overrides(generated, overrides))
-    url = properties["health_url"]
-    data: dict[str, Any] = {
+    url = str_or_none(properties, "health_url")
+    data: dict[str, object] = {
         "pid": pid,
         "pgid": pid,
         "start_time": info.start_time,

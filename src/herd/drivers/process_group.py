@@ -11,7 +11,6 @@ import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from herd.drivers.base import ResourceRef
 from herd.drivers.procfs import all_pids, herd_environ, read_proc
@@ -79,7 +78,7 @@ def send_signal(kill: Callable[[int, int], None], target: int, sig: int) -> None
 
 def recorded_leader(
     state_path: Path, node_id: str, owner_marker: str
-) -> tuple[int, int, dict[str, Any]] | None:
+) -> tuple[int, int, dict[str, object]] | None:
     """(pid, start_time, state) of the live process a node's state file names, if any.
 
     The process must still run with the recorded start time and carry the node's and the

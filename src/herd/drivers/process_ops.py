@@ -14,7 +14,7 @@ import signal
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from herd.drivers.adoption import AdoptedResource
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
@@ -74,7 +74,7 @@ def run_process_operation(
     ref: ResourceRef,
     request: NodeRequest,
     operation: str,
-    params: Mapping[str, Any],
+    params: Mapping[str, object],
 ) -> CreatedResource:
     """Carry out one operation; the resource afterwards (a new one after reboot or start).
 
@@ -126,13 +126,13 @@ class ProcessOperationsMixin:
     """Operations and adoption of :class:`~herd.drivers.process.ProcessDriver`."""
 
     def run_operation(
-        self, ref: ResourceRef, request: NodeRequest, operation: str, params: Mapping[str, Any]
+        self, ref: ResourceRef, request: NodeRequest, operation: str, params: Mapping[str, object]
     ) -> CreatedResource:
         """Run a profile operation (see ``PROCESS_OPERATIONS``)."""
         return run_process_operation(cast("ProcessDriver", self), ref, request, operation, params)
 
     def adopt_preview(
-        self, identity: str, overrides: Mapping[str, Any] | None, snapshot: bool
+        self, identity: str, overrides: Mapping[str, object] | None, snapshot: bool
     ) -> AdoptedResource:
         """Describe an existing process (``<pid>[:<start time>]``) as a node."""
         from herd.drivers.process_adopt import preview_process

@@ -7,14 +7,15 @@ import re
 import signal
 import sys
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
 from herd.drivers.base import ResourceRef
 from herd.errors import InvalidSpec
+from herd.json_types import float_value, list_at, object_at, str_at, str_or_none
 
 _PLACEHOLDER = re.compile(r"\{(name|index|node_id|cluster_id|port)\}")
 
-_DEFAULTS: dict[str, Any] = {
+_DEFAULTS: dict[str, object] = {
     "args": [],
     "env": {},
     "cwd": None,
@@ -24,7 +25,7 @@ _DEFAULTS: dict[str, Any] = {
     "start_timeout": 10.0,
 }
 
-PROPERTIES_SCHEMA: dict[str, dict[str, Any]] = {
+PROPERTIES_SCHEMA: dict[str, dict[str, object]] = {
     "command": {"type": "String", "required": True, "description": "Executable to run."},
     "args": {"type": "List", "default": [], "description": "Arguments (placeholders)."},
     "env": {"type": "Map", "default": {}, "description": "Extra environment (placeholders)."},
@@ -40,7 +41,7 @@ def _fail(key: str, reason: str) -> InvalidSpec:
     return InvalidSpec(f"properties.{key}: {reason}", field=f"properties.{key}")
 
 
-def seconds_value(key: str, value: Any) -> float:
+def seconds_value(key: str, value: object) -> float:
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
             value = float(value)
@@ -49,13 +50,13 @@ def seconds_value(key: str, value: Any) -> float:
     return float(value)
 
 
-def _scalar_text(key: str, value: Any) -> str:
+def _scalar_text(key: str, value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise _fail(key, f"'{value}' is not a string")
     return str(value)
 
 
-def signal_name(value: Any) -> str:
+def signal_name(value: object) -> str:
     name = str(value).upper() if isinstance(value, str) else ""
     name = name if name.startswith("SIG") else f"SIG{name}"
     if name not in signal.Signals.__members__ or name in ("SIGCHLD", "SIGCONT"):
@@ -63,7 +64,7 @@ def signal_name(value: Any) -> str:
     return name
 
 
-def validate_process_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+def validate_process_properties(properties: Mapping[str, object]) -> dict[str, object]:
     """Return ``herd.process`` properties with defaults, or raise InvalidSpec naming the key."""
     if not isinstance(properties, Mapping):
         raise InvalidSpec(f"'{properties}' is not a Map", field="properties")
@@ -106,6 +107,31 @@ def validate_process_properties(properties: Mapping[str, Any]) -> dict[str, Any]
     }
 
 
+@dataclass(frozen=True)
+class ProcessProperties:
+    """Validated ``herd.process`` properties, typed (what spawning a node reads)."""
+
+    command: str
+    args: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: str | None
+    health_url: str | None
+    start_timeout: float
+
+
+def process_properties(validated: Mapping[str, object]) -> ProcessProperties:
+    """Type what :func:`validate_process_properties` returned (it checked every value)."""
+    env = object_at(validated, "env")
+    return ProcessProperties(
+        command=str_at(validated, "command"),
+        args=tuple(str(arg) for arg in list_at(validated, "args")),
+        env={str(key): str(value) for key, value in env.items()},
+        cwd=str_or_none(validated, "cwd"),
+        health_url=str_or_none(validated, "health_url"),
+        start_timeout=float_value(validated["start_timeout"]),
+    )
+
+
 # The names a profile uses for "the Python that runs herd": a server started from a venv (make
 # serve) often has a PATH without that venv, where a bare python3 lacks herd and the app's deps.
 _HERD_PYTHON_NAMES = frozenset({"python", "python3", "{python}"})
@@ -114,7 +140,7 @@ _HERD_PYTHON_NAMES = frozenset({"python", "python3", "{python}"})
 def resolve_command(command: str) -> str:
     """The executable to spawn: a bare ``python``/``python3`` (or ``{python}``) is herd's own.
 
-    Any other command is returned as given (looked up on ``PATH`` when it has no slash);
+    Every other command is returned as given (looked up on ``PATH`` when it has no slash);
     ``/usr/bin/python3`` names the system interpreter explicitly.
     """
     if command in _HERD_PYTHON_NAMES and sys.executable:

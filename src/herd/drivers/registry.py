@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from herd.drivers.base import Driver
 from herd.drivers.nova.cloud import NovaOptions
@@ -99,8 +98,8 @@ class DriverRegistry:
         self,
         profile_type: str,
         version: str | float | int | None,
-        properties: Mapping[str, Any],
-    ) -> dict[str, Any]:
+        properties: Mapping[str, object],
+    ) -> dict[str, object]:
         """Validate a profile's properties against its type; return them with defaults."""
         return self.get(profile_type, version).validate_properties(properties)
 
@@ -108,8 +107,8 @@ class DriverRegistry:
         self,
         profile_type: str,
         version: str | float | int | None,
-        properties: Mapping[str, Any],
-    ) -> dict[str, Any]:
+        properties: Mapping[str, object],
+    ) -> dict[str, object]:
         """:meth:`validate`, then the driver's check against its backend (a profile's
         create and validate: e.g. does the flavor exist on the cloud)."""
         driver = self.get(profile_type, version)
@@ -124,14 +123,14 @@ class DriverRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._drivers
 
-    def describe(self, name: str) -> dict[str, Any]:
+    def describe(self, name: str) -> dict[str, object]:
         """One profile type as ``GET /v1/profile-types/<name>`` shows it; NotFound otherwise."""
         driver = self._drivers.get(name)
         if driver is None:
             raise NotFound("profile_type", name)
         version = name.rpartition("-")[2]
-        schema: Mapping[str, Mapping[str, Any]] = getattr(driver, "properties_schema", {})
-        status: Mapping[str, Any] = getattr(driver, "support_status", {})
+        schema: Mapping[str, Mapping[str, object]] = getattr(driver, "properties_schema", {})
+        status: Mapping[str, list[dict[str, str]]] = getattr(driver, "support_status", {})
         return {
             "name": name,
             "version": version,
@@ -142,7 +141,7 @@ class DriverRegistry:
             "operations": describe_operations(getattr(driver, "operations_schema", {})),
         }
 
-    def types(self) -> list[dict[str, Any]]:
+    def types(self) -> list[dict[str, object]]:
         """Every profile type with its schema and support status, sorted by name."""
         return [self.describe(name) for name in self.names()]
 
@@ -152,9 +151,9 @@ class DriverRegistry:
             driver.close()
 
 
-def _schema_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+def _schema_entry(entry: Mapping[str, object]) -> dict[str, object]:
     # Senlin shows every property with these fields, whether or not they were set.
-    result: dict[str, Any] = {"required": False, "updatable": False, **entry}
+    result: dict[str, object] = {"required": False, "updatable": False, **entry}
     return result
 
 

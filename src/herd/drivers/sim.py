@@ -21,8 +21,9 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from herd.drivers.base import (
     CreatedResource,
@@ -36,8 +37,9 @@ from herd.drivers.operations import SIM_OPERATIONS, OperationSpec
 from herd.drivers.sim_ops import SimOperationsMixin
 from herd.drivers.sim_state import FileServers, MemoryServers, SimServer, SimServers
 from herd.errors import DriverError, InvalidSpec
+from herd.json_types import int_or_none, number_or_none, str_or_none
 
-_DEFAULTS: dict[str, Any] = {
+_DEFAULTS: dict[str, object] = {
     "create_latency": 0.0,
     "delete_latency": 0.0,
     "failure_rate": 0.0,
@@ -52,10 +54,36 @@ def _fail(key: str, reason: str) -> InvalidSpec:
     return InvalidSpec(f"properties.{key}: {reason}", field=f"properties.{key}")
 
 
-def _number(key: str, value: Any, upper: float) -> float:
+def _number(key: str, value: object, upper: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= upper:
         raise _fail(key, f"'{value}' is not a number between 0 and {upper:g}")
     return float(value)
+
+
+@dataclass(frozen=True)
+class SimProps:
+    """The validated ``herd.sim`` properties, typed (what create and delete read)."""
+
+    create_latency: float
+    delete_latency: float
+    failure_rate: float
+    delete_failure_rate: float
+    zone: str | None
+    region: str | None
+    seed: int | None
+
+
+def _sim_props(properties: Mapping[str, object]) -> SimProps:
+    given = {**_DEFAULTS, **properties}
+    return SimProps(
+        create_latency=number_or_none(given, "create_latency") or 0.0,
+        delete_latency=number_or_none(given, "delete_latency") or 0.0,
+        failure_rate=number_or_none(given, "failure_rate") or 0.0,
+        delete_failure_rate=number_or_none(given, "delete_failure_rate") or 0.0,
+        zone=str_or_none(given, "zone"),
+        region=str_or_none(given, "region"),
+        seed=int_or_none(given, "seed"),
+    )
 
 
 class SimDriver(SimOperationsMixin, Driver):
@@ -66,7 +94,7 @@ class SimDriver(SimOperationsMixin, Driver):
     support_status: ClassVar[dict[str, list[dict[str, str]]]] = {
         "1.0": [{"status": "SUPPORTED", "since": "2025.01"}]
     }
-    properties_schema: ClassVar[dict[str, dict[str, Any]]] = {
+    properties_schema: ClassVar[dict[str, dict[str, object]]] = {
         "create_latency": {"type": "Number", "default": 0, "description": "Seconds per create."},
         "delete_latency": {"type": "Number", "default": 0, "description": "Seconds per delete."},
         "failure_rate": {"type": "Number", "default": 0, "description": "Create failure odds."},
@@ -115,7 +143,7 @@ class SimDriver(SimOperationsMixin, Driver):
         super().close()
 
     @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+    def validate_properties(cls, properties: Mapping[str, object]) -> dict[str, object]:
         """Return the properties with defaults filled in, or raise InvalidSpec naming the key."""
         if not isinstance(properties, Mapping):
             raise InvalidSpec(f"'{properties}' is not a Map", field="properties")
@@ -123,7 +151,7 @@ class SimDriver(SimOperationsMixin, Driver):
             if key not in cls.properties_schema:
                 raise _fail(str(key), f"Unrecognizable spec item '{key}'")
         given = {**_DEFAULTS, **{k: v for k, v in properties.items() if v is not None}}
-        result: dict[str, Any] = {
+        result: dict[str, object] = {
             "create_latency": _number("create_latency", given["create_latency"], 3600),
             "delete_latency": _number("delete_latency", given["delete_latency"], 3600),
             "failure_rate": _number("failure_rate", given["failure_rate"], 1),
@@ -139,25 +167,25 @@ class SimDriver(SimOperationsMixin, Driver):
         result["seed"] = seed
         return result
 
-    def calls_are_quick(self, properties: Mapping[str, Any]) -> bool:
+    def calls_are_quick(self, properties: Mapping[str, object]) -> bool:
         """Without latency a simulated create or delete is a dict update."""
         return not properties.get("create_latency") and not properties.get("delete_latency")
 
     def create(self, request: NodeRequest) -> CreatedResource:
         """Make a simulated server after ``create_latency``; may fail at ``failure_rate``."""
-        props = {**_DEFAULTS, **request.properties}
-        if props["create_latency"]:
-            self._sleep(float(props["create_latency"]))
+        props = _sim_props(request.properties)
+        if props.create_latency:
+            self._sleep(props.create_latency)
         with self._locked() as servers:
             return self._create_locked(servers, request, props)
 
     def _create_locked(
-        self, servers: SimServers, request: NodeRequest, props: Mapping[str, Any]
+        self, servers: SimServers, request: NodeRequest, props: SimProps
     ) -> CreatedResource:
-        zone = request.placement.get("zone") or props["zone"]
-        region_name = request.placement.get("region_name") or props["region"]
+        zone = request.placement.get("zone") or props.zone
+        region_name = request.placement.get("region_name") or props.region
         server = SimServer(request.node_id, zone, region_name)
-        rate = float(props["failure_rate"])
+        rate = props.failure_rate
         if rate and self._draw(props) < rate:
             raise DriverError(f"simulated create failure of node {request.node_id}")
         physical_id = f"{self._prefix}{next(self._counter)}"
@@ -173,7 +201,7 @@ class SimDriver(SimOperationsMixin, Driver):
             for request in requests:
                 try:
                     out.append(
-                        self._create_locked(servers, request, {**_DEFAULTS, **request.properties})
+                        self._create_locked(servers, request, _sim_props(request.properties))
                     )
                 except DriverError as exc:
                     out.append(exc)
@@ -187,7 +215,7 @@ class SimDriver(SimOperationsMixin, Driver):
         with self._locked() as servers:
             for ref in refs:
                 try:
-                    self._delete_locked(servers, ref, {**_DEFAULTS, **ref.properties})
+                    self._delete_locked(servers, ref, _sim_props(ref.properties))
                     out.append(None)
                 except DriverError as exc:
                     out.append(exc)
@@ -195,16 +223,14 @@ class SimDriver(SimOperationsMixin, Driver):
 
     def delete(self, ref: ResourceRef) -> None:
         """Forget the server after ``delete_latency``; may fail at ``delete_failure_rate``."""
-        props = {**_DEFAULTS, **ref.properties}
-        if props["delete_latency"]:
-            self._sleep(float(props["delete_latency"]))
+        props = _sim_props(ref.properties)
+        if props.delete_latency:
+            self._sleep(props.delete_latency)
         with self._locked() as servers:
             self._delete_locked(servers, ref, props)
 
-    def _delete_locked(
-        self, servers: SimServers, ref: ResourceRef, props: Mapping[str, Any]
-    ) -> None:
-        rate = float(props["delete_failure_rate"])
+    def _delete_locked(self, servers: SimServers, ref: ResourceRef, props: SimProps) -> None:
+        rate = props.delete_failure_rate
         if rate and self._draw(props) < rate:
             raise DriverError(f"simulated delete failure of node {ref.node_id}")
         if ref.physical_id is not None:
@@ -235,9 +261,9 @@ class SimDriver(SimOperationsMixin, Driver):
     def _restart(
         self, ref: ResourceRef, request: NodeRequest, counter: str, verb: str
     ) -> CreatedResource:
-        props = {**_DEFAULTS, **request.properties}
-        if props["create_latency"]:
-            self._sleep(float(props["create_latency"]))
+        props = _sim_props(request.properties)
+        if props.create_latency:
+            self._sleep(props.create_latency)
         with self._locked() as servers:
             server = servers.get(ref.physical_id) if ref.physical_id else None
             if server is None:
@@ -316,9 +342,9 @@ class SimDriver(SimOperationsMixin, Driver):
         with self._locked() as servers:
             return servers.count()
 
-    def _draw(self, props: Mapping[str, Any]) -> float:
+    def _draw(self, props: SimProps) -> float:
         # Called with the lock held: random.Random instances are not shared safely otherwise.
-        seed = props.get("seed")
+        seed = props.seed
         if seed is None:
             return self._random.random()
         source = self._seeded.get(seed)

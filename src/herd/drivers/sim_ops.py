@@ -9,7 +9,7 @@ state, which ``check`` reports.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from herd.drivers.adoption import AdoptedResource, merge_overrides
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
@@ -33,7 +33,7 @@ class SimOperationsMixin:
     """Operations and adoption of :class:`~herd.drivers.sim.SimDriver`."""
 
     def run_operation(
-        self, ref: ResourceRef, request: NodeRequest, operation: str, params: Mapping[str, Any]
+        self, ref: ResourceRef, request: NodeRequest, operation: str, params: Mapping[str, object]
     ) -> CreatedResource:
         """Run a profile operation (see ``SIM_OPERATIONS``) on the simulated server."""
         driver = cast("SimDriver", self)
@@ -56,7 +56,7 @@ class SimOperationsMixin:
             servers.put(str(ref.physical_id), server)
             return CreatedResource(str(ref.physical_id), {"sim_state": server.state})
 
-    def sim_state(self, physical_id: str) -> dict[str, Any]:
+    def sim_state(self, physical_id: str) -> dict[str, object]:
         """Test hook: a server's simulated state, reboot count and signals received."""
         driver = cast("SimDriver", self)
         with driver._locked() as servers:
@@ -72,7 +72,7 @@ class SimOperationsMixin:
         return physical_id
 
     def adopt_preview(
-        self, identity: str, overrides: Mapping[str, Any] | None, snapshot: bool
+        self, identity: str, overrides: Mapping[str, object] | None, snapshot: bool
     ) -> AdoptedResource:
         """Describe simulated server ``identity``; with ``snapshot`` its placement is kept."""
         driver = cast("SimDriver", self)
@@ -88,7 +88,7 @@ class SimOperationsMixin:
                     f"The simulated server '{identity}' already backs node '{server.node_id}'."
                 )
             data = server.data()
-            generated: dict[str, Any] = {}
+            generated: dict[str, object] = {}
             if snapshot:
                 generated = {"zone": server.zone, "region": server.region_name}
         properties = driver.validate_properties(merge_overrides(generated, overrides))

@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class SimServer:
@@ -47,7 +47,7 @@ class SimServer:
         self.state = "running"  # running, stopped or paused (operations)
         self.signals: list[str] = []
 
-    def data(self) -> dict[str, Any]:
+    def data(self) -> dict[str, object]:
         return {"placement": {"zone": self.zone, "region_name": self.region_name}}
 
 
@@ -171,7 +171,11 @@ class FileServers:
         self._db.close()
 
 
-def _server(row: tuple[Any, ...]) -> SimServer:
+#: a ``sim_servers`` row, in ``_COLUMNS`` order (the table's column types)
+SimRow = tuple[str, str | None, str | None, str | None, str | None, int, int, str, str]
+
+
+def _server(row: SimRow) -> SimServer:
     server = SimServer(row[1], row[2], row[3])
     server.broken = row[4]
     server.rebooted = row[5]

@@ -7,6 +7,7 @@ from typing import Any
 
 from herd.domain.cluster_status import cluster_status_after
 from herd.engine.execution import ActionExecution
+from herd.json_types import int_value, list_at, object_at
 from herd.store import clusters, events
 from herd.store.database import Session
 from herd.store.models import ClusterRow, NodeRow
@@ -123,7 +124,7 @@ def evaluate_in(
     return status, reason
 
 
-def placements(data: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
+def placements(data: Mapping[str, object], count: int) -> list[dict[str, object]]:
     """Expand the placement policies' ``creation`` decision into one placement per new node.
 
     A zone policy and a region policy both attached each spread the new nodes on
@@ -132,16 +133,19 @@ def placements(data: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
     the affinity policy) gives node ``i`` its ``servergroup``; a zone spread wins over a
     zone given there.
     """
-    creation = data.get("creation") or {}
+    creation = object_at(data, "creation")
     # Senlin's per-node entries (the affinity policy's server group, and its zone where
     # no zone placement policy spread the nodes)
-    given = list((data.get("placement") or {}).get("placements") or [])
-    spread: list[dict[str, Any]] = [dict(given[i]) if i < len(given) else {} for i in range(count)]
+    entries = list_at(object_at(data, "placement"), "placements")
+    given = [entry if isinstance(entry, Mapping) else {} for entry in entries]
+    spread: list[dict[str, object]] = [
+        dict(given[i]) if i < len(given) else {} for i in range(count)
+    ]
     for key, field in (("zones", "zone"), ("regions", "region_name")):
         names = [
             name
-            for name, many in sorted((creation.get(key) or {}).items())
-            for _ in range(int(many))
+            for name, many in sorted(object_at(creation, key).items())
+            for _ in range(int_value(many))
         ]
         for placement, name in zip(spread, names, strict=False):
             placement[field] = name

@@ -6,7 +6,7 @@ import threading
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypedDict, TypeVar, cast
 
 from herd.engine.context import EngineContext
 from herd.store import actions as action_store
@@ -14,6 +14,21 @@ from herd.store import events
 from herd.store.database import Session
 from herd.store.models import ActionRow, ClusterRow
 from herd.types import ActionCause, ActionName, ActionStatus
+
+
+class NodeEventFields(TypedDict):
+    """The keyword fields of ``herd.store.events.record`` for a node event."""
+
+    otype: str
+    oid: str
+    oname: str
+    project: str
+    user: str
+    cluster_id: str | None
+    action: str
+    status: str
+    reason: str
+    level: str
 
 
 class EventSubject(Protocol):
@@ -42,18 +57,18 @@ class Outcome:
 
     status: ActionStatus
     reason: str
-    outputs: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, object] = field(default_factory=dict)
 
     @classmethod
-    def ok(cls, reason: str, **outputs: Any) -> Outcome:
+    def ok(cls, reason: str, **outputs: object) -> Outcome:
         return cls(ActionStatus.SUCCEEDED, reason, dict(outputs))
 
     @classmethod
-    def failed(cls, reason: str, **outputs: Any) -> Outcome:
+    def failed(cls, reason: str, **outputs: object) -> Outcome:
         return cls(ActionStatus.FAILED, reason, dict(outputs))
 
 
-def action_seed(action_id: str, inputs: dict[str, Any]) -> int:
+def action_seed(action_id: str, inputs: dict[str, object]) -> int:
     """The request's ``seed`` when it gave one, else a stable seed from the action id."""
     given = inputs.get("seed")
     if isinstance(given, int) and not isinstance(given, bool):
@@ -84,7 +99,7 @@ class ActionExecution:
         self._steps_lock = threading.Lock()
         self.outputs: dict[str, Any] = dict(row.outputs or {})
         #: what the policies explained about their decisions in this run (not stored)
-        self.notes: dict[str, Any] = {}
+        self.notes: dict[str, object] = {}
         self.start_time = row.start_time or ctx.now()
         self.timeout = row.timeout
         #: the seed of every random choice the action makes: the one its request gave
@@ -138,7 +153,7 @@ class ActionExecution:
         node_id: str,
         cluster_id: str | None,
         project: str,
-        inputs: dict[str, Any],
+        inputs: dict[str, object],
         now: float,
     ) -> str:
         """Store a child of this action on one node, RUNNING on this engine, and its id.
@@ -204,7 +219,7 @@ class ActionExecution:
 
     def node_event_row(
         self, node: EventSubject, status: str, reason: str, level: str = "INFO"
-    ) -> dict[str, Any]:
+    ) -> NodeEventFields:
         """Event fields for a node, for callers that batch events into one transaction."""
         return {
             "otype": "NODE",

@@ -15,7 +15,6 @@ import contextvars
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -24,6 +23,7 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution
 from herd.engine.outbound import OutboundGuard
 from herd.errors import OutboundRefused
+from herd.json_types import float_value, object_at
 from herd.store import actions as action_store
 from herd.store import events, hook_deliveries
 from herd.store import nodes as node_store
@@ -34,7 +34,7 @@ MESSAGE_TTL = 300
 SEND_CONCURRENCY = 8
 
 
-def hook_message(token: str, node: NodeRow) -> dict[str, Any]:
+def hook_message(token: str, node: NodeRow) -> dict[str, object]:
     return {
         "lifecycle_action_token": token,
         "node_id": node.id,
@@ -50,10 +50,12 @@ class HookWaiter:
 
     # -- sending -----------------------------------------------------------------------
 
-    def send_all(self, ex: ActionExecution, child_ids: list[str], hooks: Mapping[str, Any]) -> None:
+    def send_all(
+        self, ex: ActionExecution, child_ids: list[str], hooks: Mapping[str, object]
+    ) -> None:
         hook_type = str(hooks.get("type", "zaqar"))
-        params = hooks.get("params") or {}
-        timeout = float(hooks.get("timeout") or 0)
+        params = object_at(hooks, "params")
+        timeout = float_value(hooks.get("timeout") or 0)
         with self.ctx.database.read() as session:
             rows = action_store.with_target_nodes(session, child_ids)
         waiting = [
@@ -85,10 +87,10 @@ class HookWaiter:
         self,
         client: httpx.Client,
         hook_type: str,
-        params: Mapping[str, Any],
-        message: dict[str, Any],
+        params: Mapping[str, object],
+        message: dict[str, object],
     ) -> tuple[str, str | None, int]:
-        payload: dict[str, Any] = message
+        payload: dict[str, object] = message
         headers: dict[str, str] = {}
         # A webhook URL is the tenant's: it goes through the outbound guard. The Zaqar
         # endpoint is the operator's (only the queue name, checked at create time, is not).

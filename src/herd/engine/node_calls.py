@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.engine.context import EngineContext
@@ -26,7 +25,7 @@ from herd.types import ActionName
 @dataclass(frozen=True)
 class NodeTarget:
     node: NodeFacts
-    profile: tuple[str, dict[str, Any]] | str  # (profile type, validated properties) or an error
+    profile: tuple[str, dict[str, object]] | str  # (profile type, validated properties) or an error
 
 
 def load_targets(ctx: EngineContext, node_ids: Sequence[str]) -> dict[str, NodeTarget]:
@@ -36,7 +35,7 @@ def load_targets(ctx: EngineContext, node_ids: Sequence[str]) -> dict[str, NodeT
     with ctx.database.read() as session:
         nodes = node_store.facts(session, node_ids)
         profiles = profile_store.get_many(session, {n.profile_id for n in nodes})
-    validated: dict[str, tuple[str, dict[str, Any]] | str] = {}
+    validated: dict[str, tuple[str, dict[str, object]] | str] = {}
     for profile in profiles.values():
         try:
             driver = ctx.drivers.get(profile.type)
@@ -86,7 +85,7 @@ def call_driver(
     verb: ActionName,
     node_id: str,
     target: NodeTarget | None,
-    inputs: Mapping[str, Any],
+    inputs: Mapping[str, object],
 ) -> FinishedCall:
     """Run one child's driver call; its outcome, never an exception."""
     if verb is ActionName.NODE_LEAVE:
@@ -105,7 +104,7 @@ def call_driver(
 
 
 #: child id, verb, node id, its target (None: not loaded), inputs
-Call = tuple[str, ActionName, str, NodeTarget | None, Mapping[str, Any]]
+Call = tuple[str, ActionName, str, NodeTarget | None, Mapping[str, object]]
 
 
 def call_many(ctx: EngineContext, calls: Sequence[Call]) -> list[FinishedCall]:
@@ -189,7 +188,7 @@ def _create_one(ctx: EngineContext, child_id: str, target: NodeTarget) -> Finish
 
 
 def _recover_one(
-    ctx: EngineContext, child_id: str, target: NodeTarget, inputs: Mapping[str, Any]
+    ctx: EngineContext, child_id: str, target: NodeTarget, inputs: Mapping[str, object]
 ) -> FinishedCall:
     node = target.node
     options = RecoveryOptions().merged(inputs)

@@ -12,7 +12,7 @@ from typing import Any
 
 from herd.drivers.base import CreatedResource
 from herd.engine.context import EngineContext
-from herd.engine.execution import ActionExecution
+from herd.engine.execution import ActionExecution, NodeEventFields
 from herd.engine.health.recover_node import RecoveryOptions, RecoveryOutcome, apply_recovery
 from herd.store import actions as action_store
 from herd.store import events, locks
@@ -113,12 +113,12 @@ class NodeResultWriter:
         test ``test_bulk_rows`` compares them).
         """
         nodes = node_store.result_facts(session, [d.node_id for d in done])
-        ended: list[dict[str, Any]] = []
-        created: list[dict[str, Any]] = []
-        failed: list[dict[str, Any]] = []
+        ended: list[dict[str, object]] = []
+        created: list[dict[str, object]] = []
+        failed: list[dict[str, object]] = []
         left: list[str] = []
         deleted: list[str] = []
-        event_rows: list[dict[str, Any]] = []
+        event_rows: list[NodeEventFields] = []
         for item in done:
             node = nodes.get(item.node_id)
             verb = verbs.get(item.child_id, ActionName.NODE_DELETE)
@@ -175,7 +175,7 @@ class NodeResultWriter:
 
     def _recovered(
         self,
-        session: Any,
+        session: Any,  # a store Session: the engine may not name sqlalchemy's types
         ex: ActionExecution,
         node: NodeRow | None,
         item: FinishedCall,

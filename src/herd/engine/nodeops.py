@@ -19,7 +19,6 @@ import queue
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionCancelled, ActionExecution
@@ -83,7 +82,7 @@ class NodeOperations:
         self,
         ex: ActionExecution,
         cluster_id: str,
-        placements: Sequence[Mapping[str, Any]],
+        placements: Sequence[Mapping[str, object]],
         *,
         names: Sequence[tuple[str, int]] | None = None,
     ) -> list[str]:
@@ -109,8 +108,8 @@ class NodeOperations:
             # cost more than the driver calls for sim nodes, and building the rows of 100,000
             # nodes and their children at once held ~200 MB (issue 28).
             for first in range(0, len(placements), PLAN_EVERY):
-                nodes: list[dict[str, Any]] = []
-                children: list[dict[str, Any]] = []
+                nodes: list[dict[str, object]] = []
+                children: list[dict[str, object]] = []
                 for position in range(first, min(first + PLAN_EVERY, len(placements))):
                     if names is not None:
                         name, index = names[position]
@@ -146,7 +145,7 @@ class NodeOperations:
                     )
                 node_store.insert_many(session, nodes)
                 action_store.insert_actions(session, children, ex.id)
-                child_ids += [child["id"] for child in children]
+                child_ids += [str(child["id"]) for child in children]
         return child_ids
 
     def plan_removal(
@@ -155,7 +154,7 @@ class NodeOperations:
         node_ids: Iterable[str],
         *,
         destroy: bool,
-        hooks: Mapping[str, Any] | None = None,
+        hooks: Mapping[str, object] | None = None,
     ) -> list[str]:
         """Store NODE_DELETE (or NODE_LEAVE when not destroying) children for ``node_ids``.
 
@@ -165,7 +164,7 @@ class NodeOperations:
         now = self.ctx.now()
         verb = ActionName.NODE_DELETE if destroy else ActionName.NODE_LEAVE
         wait_for_hook = bool(hooks) and bool(hooks.get("type") if hooks else None)
-        children: list[dict[str, Any]] = []
+        children: list[dict[str, object]] = []
         deleting: list[str] = []
         with self.ctx.database.write() as session:
             for node_id, cluster_id, project, status, physical_id in node_store.removal_rows(
@@ -197,14 +196,14 @@ class NodeOperations:
                 session, deleting, NodeStatus.DELETING, "Deletion in progress"
             )
             # Each child holds its node's lock from the start.
-            locks.hand_nodes_to(session, [(c["target"], c["id"]) for c in children], now)
-        child_ids = [child["id"] for child in children]
+            locks.hand_nodes_to(session, [(str(c["target"]), str(c["id"])) for c in children], now)
+        child_ids = [str(child["id"]) for child in children]
         if wait_for_hook and hooks:
             HookWaiter(self.ctx).send_all(ex, child_ids, hooks)
         return child_ids
 
     def plan_recover(
-        self, ex: ActionExecution, inputs_by_node: Mapping[str, Mapping[str, Any]]
+        self, ex: ActionExecution, inputs_by_node: Mapping[str, Mapping[str, object]]
     ) -> list[str]:
         """Store NODE_RECOVER children, one per node with its inputs; the nodes go RECOVERING.
 
@@ -363,14 +362,14 @@ class NodeOperations:
         return results
 
     def _submit(
-        self, calls: Sequence[tuple[str, ActionName, str, NodeTarget | None, Mapping[str, Any]]]
+        self, calls: Sequence[tuple[str, ActionName, str, NodeTarget | None, Mapping[str, object]]]
     ) -> Future[list[FinishedCall]]:
         """Run ``calls`` (child id, verb, node id, target, inputs) one after another on the pool."""
         # Driver calls run in a copy of this context, so their log lines name the action.
         return self.pool.submit(contextvars.copy_context().run, self._call_all, list(calls))
 
     def _call_all(
-        self, calls: list[tuple[str, ActionName, str, NodeTarget | None, Mapping[str, Any]]]
+        self, calls: list[tuple[str, ActionName, str, NodeTarget | None, Mapping[str, object]]]
     ) -> list[FinishedCall]:
         missing = [c[2] for c in calls if c[3] is None and c[1] is not ActionName.NODE_LEAVE]
         if missing:

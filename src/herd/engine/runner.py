@@ -1,7 +1,7 @@
 """Running one claimed action: locks, BEFORE checks, the handler, AFTER checks, the end.
 
 The runner owns everything around a handler so that handlers only say what an
-action does. Any exception a handler lets escape fails the action with its
+action does. Every exception a handler lets escape fails the action with its
 text; nothing is left RUNNING and every lock the action took is released.
 """
 
@@ -17,6 +17,7 @@ from herd.engine.policy_check import policy_check
 from herd.engine.recovery import PARENT_ENDED, end_children
 from herd.engine.stopped import settle_cancelled
 from herd.errors import HerdError
+from herd.json_types import list_at, object_at
 from herd.observability import context as log_context
 from herd.store import actions as action_store
 from herd.store import events, locks
@@ -210,9 +211,7 @@ class ActionRunner:
             )
         metrics = self.ctx.metrics
         metrics.action_finished(ex.action, outcome.status, now - ex.start_time)
-        metrics.victims_chosen(
-            str(rule) for rule in (outputs.get("shrink") or {}).get("rules") or []
-        )
+        metrics.victims_chosen(str(rule) for rule in list_at(object_at(outputs, "shrink"), "rules"))
         log.info("%s %s: %s", ex.action, outcome.status, reason)
 
 

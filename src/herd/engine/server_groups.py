@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
 
 from herd.engine.execution import ActionExecution
 from herd.errors import HerdError
@@ -25,7 +24,7 @@ from herd.policies.affinity import AffinityPolicy
 from herd.store import bindings, policies, profiles
 
 
-def profile_of(ex: ActionExecution, cluster_profile_id: str) -> tuple[str, dict[str, Any]] | str:
+def profile_of(ex: ActionExecution, cluster_profile_id: str) -> tuple[str, dict[str, object]] | str:
     """The cluster profile's type and validated properties, or why they cannot be had."""
     with ex.ctx.database.read() as session:
         profile = profiles.get(session, cluster_profile_id)
@@ -41,7 +40,7 @@ def profile_of(ex: ActionExecution, cluster_profile_id: str) -> tuple[str, dict[
 
 def attach_group(
     ex: ActionExecution, policy: AffinityPolicy, cluster_profile_id: str
-) -> dict[str, Any] | str:
+) -> dict[str, object] | str:
     """Find or make the policy's server group: the binding's data, or why the attach fails."""
     profile = profile_of(ex, cluster_profile_id)
     if isinstance(profile, str):
@@ -50,7 +49,7 @@ def attach_group(
     driver = ex.ctx.drivers.get(ptype)
     choice = policy.group_choice(properties)
 
-    def look() -> dict[str, Any] | None:
+    def look() -> dict[str, object] | None:
         if choice.name is None:
             return None
         found = driver.find_server_group(choice.name, properties)
@@ -61,13 +60,13 @@ def attach_group(
     except HerdError as exc:
         return f"Failed in retrieving servergroup '{choice.name}': {exc}"
     if existing is not None:
-        mismatch = policy.mismatch(existing["policy"])
+        mismatch = policy.mismatch(str(existing["policy"]))
         if mismatch:
             return mismatch
         return {"servergroup_id": existing["id"], "inherited_group": True}
     name = choice.name or f"server_group_{ex.id[:8]}"
 
-    def make() -> dict[str, Any]:
+    def make() -> dict[str, object]:
         # A run resumed after its engine died: the group its first run made has this name.
         found = driver.find_server_group(name, properties)
         if found is None:
@@ -82,7 +81,7 @@ def attach_group(
 
 
 def release_group(
-    ex: ActionExecution, data: Mapping[str, Any], cluster_profile_id: str
+    ex: ActionExecution, data: Mapping[str, object], cluster_profile_id: str
 ) -> str | None:
     """Delete the server group a binding's attach made (its ``data``; never an inherited
     group); why it could not be, or None."""

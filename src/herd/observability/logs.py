@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
-from typing import Any, Literal, TextIO
+from typing import Literal, TextIO
 
 from herd.observability import context
 
@@ -39,7 +39,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record: timestamp, level, logger, message, context, extras."""
 
     def format(self, record: logging.LogRecord) -> str:
-        body: dict[str, Any] = {
+        body: dict[str, object] = {
             "timestamp": _timestamp(record.created),
             "level": record.levelname,
             "logger": record.name,
@@ -57,7 +57,7 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(body, ensure_ascii=False, default=str)
 
 
-def _jsonable(value: Any) -> bool:
+def _jsonable(value: object) -> bool:
     return isinstance(value, str | int | float | bool | type(None) | list | dict)
 
 

@@ -12,13 +12,19 @@ must make every parallel execution safe (the model of :mod:`herd.planner.jobs`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from herd.planner.cluster import NO_NODE, ClusterState
-from herd.planner.jobs import DependencyModel, job_effect, node_room, sequential_peaks
+from herd.planner.jobs import (
+    DependencyModel,
+    JobEffect,
+    job_effect,
+    node_room,
+    sequential_peaks,
+)
 from herd.planner.model import (
     AllocateRequest,
     ChangeGroupRequest,
@@ -48,7 +54,7 @@ class CheckReport:
 
 def check_answer(
     data: ClusterData,
-    answer: Any,
+    answer: object,
     max_resyncs_per_node: int = 0,
     ignore_soft_errors: bool = False,
 ) -> CheckReport:
@@ -86,7 +92,7 @@ def check_answer(
 def _check_nodes(
     state: ClusterState,
     request: AllocateRequest | RelocateRequest,
-    result: Any,
+    result: object,
     report: CheckReport,
 ) -> None:
     if not isinstance(result, list) or not all(isinstance(n, str) for n in result):
@@ -107,7 +113,7 @@ def _check_nodes(
 def _check_relocation(
     state: ClusterState,
     request: ChangeGroupRequest | NodeEvacuateRequest,
-    answer: dict[str, Any],
+    answer: dict[str, object],
     report: CheckReport,
     max_resyncs: int,
     ignore_soft_errors: bool,
@@ -154,10 +160,12 @@ def _check_relocation(
     _simulate(state, request, targets, jobs, report, max_resyncs, ignore_soft_errors)
 
 
-def _depends(job: list[dict[str, Any]], index: int, report: CheckReport) -> list[int]:
+def _depends(job: list[dict[str, object]], index: int, report: CheckReport) -> list[int]:
     found = []
     for op in job:
-        for dep in op.get("depends") or []:
+        depends = op.get("depends") or []
+        # a depends that is no list is reported entry by entry (or whole) as invalid
+        for dep in depends if isinstance(depends, Iterable) else [depends]:
             if (
                 not isinstance(dep, list)
                 or len(dep) != 2
@@ -175,7 +183,7 @@ def _simulate(
     state: ClusterState,
     request: ChangeGroupRequest | NodeEvacuateRequest,
     targets: dict[str, tuple[str, list[str]]],
-    jobs: list[list[dict[str, Any]]],
+    jobs: list[list[dict[str, object]]],
     report: CheckReport,
     max_resyncs: int,
     ignore_soft_errors: bool,
@@ -234,7 +242,7 @@ def _simulate(
 def _apply(
     sim: ClusterState,
     i: int,
-    op: dict[str, Any],
+    op: dict[str, object],
     report: CheckReport,
     index: int,
     ignore_soft_errors: bool,
@@ -307,7 +315,7 @@ def _move_of(
 
 def _check_parallel(
     state: ClusterState,
-    effects: list[Any],
+    effects: list[JobEffect],
     deps: list[list[int]],
     report: CheckReport,
     max_resyncs: int,

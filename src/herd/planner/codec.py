@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from herd.errors import MalformedRequest
 from herd.planner.fields import (
@@ -44,7 +43,7 @@ from herd.planner.model import (
 )
 
 
-def _ispec(value: Any, where: str) -> ISpec:
+def _ispec(value: object, where: str) -> ISpec:
     spec = as_dict(value, where)
 
     def read(key: str) -> int | None:
@@ -60,7 +59,7 @@ def _ispec(value: Any, where: str) -> ISpec:
     )
 
 
-def _ipolicy(value: Any, where: str) -> IPolicy:
+def _ipolicy(value: object, where: str) -> IPolicy:
     policy = as_dict(value, where)
     minmax = []
     for i, bounds in enumerate(as_list(optional(policy, "minmax", []), f"{where}.minmax")):
@@ -79,7 +78,7 @@ def _ipolicy(value: Any, where: str) -> IPolicy:
     )
 
 
-def _group(uuid: str, value: Any) -> Group:
+def _group(uuid: str, value: object) -> Group:
     where = f"nodegroups['{uuid}']"
     group = as_dict(value, where)
     policy_name = as_str(require(group, "alloc_policy", where), f"{where}.alloc_policy")
@@ -97,7 +96,7 @@ def _group(uuid: str, value: Any) -> Group:
     )
 
 
-def _node(name: str, value: Any, groups: Mapping[str, Group], kvm_memory: int | None) -> Node:
+def _node(name: str, value: object, groups: Mapping[str, Group], kvm_memory: int | None) -> Node:
     where = f"nodes['{name}']"
     node = as_dict(value, where)
     offline = as_bool(require(node, "offline", where), f"{where}.offline")
@@ -147,7 +146,7 @@ def _node(name: str, value: Any, groups: Mapping[str, Group], kvm_memory: int | 
 
 
 def _request(
-    value: Any, cluster_instances: Mapping[str, Instance], groups: Mapping[str, Group]
+    value: object, cluster_instances: Mapping[str, Instance], groups: Mapping[str, Group]
 ) -> Request:
     where = "invalid request dict"
     req = as_dict(value, "invalid iallocator message: key 'request'")
@@ -205,7 +204,7 @@ def _request(
     raise MalformedRequest(f"Invalid request type '{kind}'")
 
 
-def _allocate(req: dict[str, Any], where: str) -> AllocateRequest:
+def _allocate(req: dict[str, object], where: str) -> AllocateRequest:
     require(req, "disks", where)
     restrict = req.get("restrict-to-nodes")
     return AllocateRequest(
@@ -218,7 +217,7 @@ def _allocate(req: dict[str, Any], where: str) -> AllocateRequest:
     )
 
 
-def parse_request(data: Mapping[str, Any], static_kvm_node_memory: int = 4096) -> ClusterData:
+def parse_request(data: Mapping[str, object], static_kvm_node_memory: int = 4096) -> ClusterData:
     """Build the typed model of an iallocator request dict.
 
     Args:
@@ -256,7 +255,7 @@ def parse_request(data: Mapping[str, Any], static_kvm_node_memory: int = 4096) -
     )
 
 
-def format_answer(success: bool, info: str, result: Any) -> str:
+def format_answer(success: bool, info: str, result: object) -> str:
     """Serialise an answer exactly as hail does: compact, keys in fixed order."""
     prefix = "Request successful: " if success else "Request failed: "
     body = {"success": success, "info": prefix + info, "result": result if success else []}

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from herd.json_types import dig, int_value, list_at
 from herd.planner.cluster import NO_NODE, ClusterState
 from herd.planner.codec import parse_request
 from herd.planner.model import PlannerOptions
@@ -28,7 +29,7 @@ def _nodes(state: ClusterState, nodes: tuple[int, int]) -> str:
 
 
 def explain(
-    raw: dict[str, Any], options: PlannerOptions | None = None
+    raw: dict[str, object], options: PlannerOptions | None = None
 ) -> tuple[Answer, list[PlanRow]]:
     """Plan the request and describe every instance of it.
 
@@ -47,12 +48,13 @@ def explain(
     if plan is None or plan.state is None:
         return answer, rows
     state = plan.state
-    jobs = answer.result[2]
+    jobs = dig(answer.result, 2)  # a relocation's result: [moved, failed, jobs]
     for index, relocation in enumerate(plan.relocations):
         spec = state.specs[relocation.instance]
-        ops = jobs[index]
+        job = dig(jobs, index)
+        ops = [op for op in job if isinstance(op, Mapping)] if isinstance(job, list) else []
         steps = ", ".join(
-            op["OP_ID"].removeprefix("OP_INSTANCE_").lower()
+            str(op["OP_ID"]).removeprefix("OP_INSTANCE_").lower()
             + (
                 f"→{op.get('remote_node') or op.get('target_node')}"
                 if op.get("remote_node") or op.get("target_node")
@@ -60,7 +62,7 @@ def explain(
             )
             for op in ops
         )
-        depends = ", ".join(str(index + d[0]) for d in ops[0].get("depends", []))
+        depends = ", ".join(str(index + int_value(dig(d, 0))) for d in list_at(ops[0], "depends"))
         rows.append(
             PlanRow(
                 instance=spec.name,

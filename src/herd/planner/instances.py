@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from herd.errors import MalformedRequest
 from herd.planner.fields import (
@@ -20,7 +19,7 @@ from herd.planner.fields import (
 from herd.planner.model import AdminState, DiskTemplate, Instance, InstanceSpec
 
 
-def read_spec(value: Any, where: str, name: str | None = None) -> InstanceSpec:
+def read_spec(value: object, where: str, name: str | None = None) -> InstanceSpec:
     inst = as_dict(value, where)
     if name is None:
         name = as_str(require(inst, "name", where), f"{where}.name")
@@ -71,11 +70,11 @@ _TEMPLATES = {t.value: t for t in DiskTemplate}
 _STATES = {s.value: s for s in AdminState}
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> bool:
     return type(value) is int
 
 
-def _instance_fast(name: str, inst: Any, node_names: Mapping[str, int]) -> Instance | None:
+def _instance_fast(name: str, inst: object, node_names: Mapping[str, int]) -> Instance | None:
     """The common, well-formed case without per-field error bookkeeping.
 
     Returns None on anything unusual, so that the checked path reports it.
@@ -135,7 +134,7 @@ def _instance_fast(name: str, inst: Any, node_names: Mapping[str, int]) -> Insta
     return Instance(spec=spec, nodes=tuple(nodes))
 
 
-def read_instance(name: str, value: Any, node_names: Mapping[str, int]) -> Instance:
+def read_instance(name: str, value: object, node_names: Mapping[str, int]) -> Instance:
     fast = _instance_fast(name, value, node_names)
     if fast is not None:
         return fast

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -29,7 +28,7 @@ from herd.planner.model import InstanceSpec
 RESOURCES = ("memory", "disk", "spindles", "vcpus")
 
 
-def replace_disks_op(instance: str, node: str) -> dict[str, Any]:
+def replace_disks_op(instance: str, node: str) -> dict[str, object]:
     return {
         "OP_ID": "OP_INSTANCE_REPLACE_DISKS",
         "instance_name": instance,
@@ -41,7 +40,7 @@ def replace_disks_op(instance: str, node: str) -> dict[str, Any]:
     }
 
 
-def migrate_op(spec: InstanceSpec, target: str | None) -> dict[str, Any]:
+def migrate_op(spec: InstanceSpec, target: str | None) -> dict[str, object]:
     """A migration, or a failover for forthcoming instances (as hail)."""
     target_field = {} if target is None else {"target_node": target}
     if spec.forthcoming:
@@ -259,7 +258,7 @@ def _latest_unordered(model: DependencyModel, job: int, node: int) -> int | None
     return None
 
 
-def attach_depends(jobs: list[list[dict[str, Any]]], direct: list[list[int]]) -> None:
+def attach_depends(jobs: list[list[dict[str, object]]], direct: list[list[int]]) -> None:
     """Put relative ``depends`` on the first opcode of each job."""
     for index, (job, deps) in enumerate(zip(jobs, direct, strict=True)):
         if deps and job:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from herd.planner.check import CheckReport, check_answer
 from herd.planner.cluster import ClusterState
@@ -100,7 +99,7 @@ def _jobs(answer: Answer) -> list[JobView]:
     return views
 
 
-def plan_report(raw: dict[str, Any], options: PlannerOptions | None = None) -> PlanReport:
+def plan_report(raw: dict[str, object], options: PlannerOptions | None = None) -> PlanReport:
     """Plan an iallocator request and describe the result for people.
 
     Args:

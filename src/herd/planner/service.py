@@ -43,6 +43,7 @@ from herd.planner.relocation import Plan, Relocation, change_group, node_evacuat
 class Answer:
     success: bool
     info: str
+    # the decoded JSON result; its shape depends on the request (tests index it freely)
     result: Any
     plan: Plan | None = None
 
@@ -65,7 +66,7 @@ def placements(relocation: Relocation) -> list[tuple[int, int]]:
     return out
 
 
-def opcodes(state: ClusterState, relocation: Relocation) -> list[dict[str, Any]]:
+def opcodes(state: ClusterState, relocation: Relocation) -> list[dict[str, object]]:
     spec = state.specs[relocation.instance]
     ops = []
     for step in relocation.steps:
@@ -133,7 +134,7 @@ def plan_answer(data: ClusterData, options: PlannerOptions | None = None) -> Ans
     return Answer(outcome.success, outcome.info, outcome.result)
 
 
-def answer_dict(raw: dict[str, Any], options: PlannerOptions | None = None) -> Answer:
+def answer_dict(raw: dict[str, object], options: PlannerOptions | None = None) -> Answer:
     """Parse a decoded request dict and answer it (raises MalformedRequest)."""
     options = options or PlannerOptions()
     return plan_answer(parse_request(raw, options.static_kvm_node_memory), options)

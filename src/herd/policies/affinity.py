@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from herd.domain.sizing import parse_resize
 from herd.errors import InvalidSpec
+from herd.json_types import int_value, object_at, str_or_none
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.spec import Boolean, Field, Map, String
 from herd.types import ActionName, Phase
@@ -85,8 +86,8 @@ class AffinityPolicy(Policy):
 
     @classmethod
     def check_properties(
-        cls, validated: dict[str, Any], properties: Mapping[str, Any]
-    ) -> dict[str, Any]:
+        cls, validated: dict[str, object], properties: Mapping[str, object]
+    ) -> dict[str, object]:
         if validated["enable_drs_extension"]:
             # Senlin's DRS mode looked for a vSphere hypervisor named like "*drs*" and put
             # its host in the zone: a VMware-only trick herd has no cloud to test on.
@@ -99,11 +100,11 @@ class AffinityPolicy(Policy):
 
     # -- attach (the engine does the I/O) --------------------------------------------------
 
-    def group_choice(self, profile_properties: Mapping[str, Any]) -> GroupChoice:
+    def group_choice(self, profile_properties: Mapping[str, object]) -> GroupChoice:
         """The group to find or make: the spec's ``servergroup.name``, else the profile's
         ``scheduler_hints.group`` (Senlin's guess), else a new one."""
-        group = self.properties.get("servergroup") or {}
-        name = group.get("name")
+        group = object_at(self.properties, "servergroup")
+        name = str_or_none(group, "name")  # the schema makes it a string or None
         if not name:
             hints = profile_properties.get("scheduler_hints") or {}
             hinted = hints.get("group") if isinstance(hints, Mapping) else None
@@ -112,7 +113,7 @@ class AffinityPolicy(Policy):
 
     def mismatch(self, existing_policy: str) -> str | None:
         """Senlin's refusal when the group found by name has another policy."""
-        wanted = (self.properties.get("servergroup") or {}).get("policies")
+        wanted = object_at(self.properties, "servergroup").get("policies")
         if wanted and wanted != existing_policy:
             return (
                 f"Policies specified ({wanted}) doesn't match that of the existing "
@@ -132,23 +133,23 @@ class AffinityPolicy(Policy):
         group_id = ctx.binding_data.get("servergroup_id")
         if not group_id:
             return Decision.error(data, NO_GROUP)
-        entry: dict[str, Any] = {"servergroup": str(group_id)}
+        entry: dict[str, object] = {"servergroup": str(group_id)}
         if self.properties.get("availability_zone"):
             entry["zone"] = self.properties["availability_zone"]
         data["placement"] = {"count": count, "placements": [dict(entry) for _ in range(count)]}
         return Decision.ok(data)
 
 
-def _new_members(ctx: PolicyContext, data: dict[str, Any]) -> int | str:
+def _new_members(ctx: PolicyContext, data: dict[str, object]) -> int | str:
     """How many members the action creates (0 for a shrinking resize), or Senlin's error.
 
     Earlier policies' ``data['creation']`` is respected, as Senlin's pre_op did.
     """
     if ctx.action is ActionName.NODE_CREATE:
         return 1
-    creation = data.get("creation")
+    creation = object_at(data, "creation")
     if ctx.action is ActionName.CLUSTER_SCALE_OUT:
-        return int(creation.get("count", 1) if creation else ctx.inputs.get("count", 1))
+        return int_value(creation.get("count", 1) if creation else ctx.inputs.get("count", 1))
     if not creation and not data.get("deletion"):
         plan = parse_resize(
             len(ctx.cluster.nodes), ctx.cluster, ctx.inputs, ctx.max_nodes_per_cluster
@@ -156,4 +157,4 @@ def _new_members(ctx: PolicyContext, data: dict[str, Any]) -> int | str:
         if plan.error:
             return plan.error
         data.update(plan.to_data())
-    return int((data.get("creation") or {}).get("count", 0))
+    return int_value(object_at(data, "creation").get("count", 0))

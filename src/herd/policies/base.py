@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from herd.domain.snapshots import ClusterSnapshot
 from herd.policies.spec import Field, validate_properties
@@ -26,8 +26,8 @@ class PolicyContext:
     action: ActionName
     phase: Phase
     cluster: ClusterSnapshot
-    inputs: Mapping[str, Any]
-    data: Mapping[str, Any]
+    inputs: Mapping[str, object]
+    data: Mapping[str, object]
     now: float
     seed: int
     cause: ActionCause = ActionCause.RPC
@@ -36,7 +36,7 @@ class PolicyContext:
     max_nodes_per_cluster: int = 1000
     action_id: str = ""  # the action being checked (a binding may record who changed it)
     #: the checked binding's stored data (what its attach or earlier checks recorded)
-    binding_data: Mapping[str, Any] = field(default_factory=dict)
+    binding_data: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -45,26 +45,30 @@ class Decision:
 
     status: CheckStatus
     reason: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, object] = field(default_factory=dict)
     touch_last_op: bool = False  # the engine stamps the binding's last_op when True
     #: what the policy explains about its decision (e.g. each victim's rule); unlike
     #: ``data`` it is not stored as the action's data, whose keys Senlin's spec fixes
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, object] = field(default_factory=dict)
     #: keys the engine merges into the binding's stored ``data`` (visible to the health manager)
-    binding_data: dict[str, Any] | None = None
+    binding_data: Mapping[str, object] | None = None
 
     @classmethod
     def ok(
-        cls, data: Mapping[str, Any], reason: str = "", *, notes: Mapping[str, Any] | None = None
+        cls,
+        data: Mapping[str, object],
+        reason: str = "",
+        *,
+        notes: Mapping[str, object] | None = None,
     ) -> Decision:
         return cls(CheckStatus.OK, reason, dict(data), notes=dict(notes or {}))
 
     @classmethod
-    def error(cls, data: Mapping[str, Any], reason: str) -> Decision:
+    def error(cls, data: Mapping[str, object], reason: str) -> Decision:
         return cls(CheckStatus.ERROR, reason, dict(data))
 
     @classmethod
-    def skip(cls, data: Mapping[str, Any]) -> Decision:
+    def skip(cls, data: Mapping[str, object]) -> Decision:
         return cls(CheckStatus.NONE, "", dict(data))
 
 
@@ -91,18 +95,18 @@ class Policy(ABC):
     #: the spec's ``properties``, as Senlin's schema (also what ``policy-type show`` describes)
     schema: ClassVar[dict[str, Field]]
 
-    def __init__(self, properties: Mapping[str, Any]) -> None:
-        self.properties: dict[str, Any] = self.validate_properties(properties)
+    def __init__(self, properties: Mapping[str, object]) -> None:
+        self.properties: dict[str, object] = self.validate_properties(properties)
 
     @classmethod
-    def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+    def validate_properties(cls, properties: Mapping[str, object]) -> dict[str, object]:
         """Return the properties with defaults filled in, or raise InvalidSpec."""
         return cls.check_properties(validate_properties(cls.schema, properties), properties)
 
     @classmethod
     def check_properties(
-        cls, validated: dict[str, Any], properties: Mapping[str, Any]
-    ) -> dict[str, Any]:
+        cls, validated: dict[str, object], properties: Mapping[str, object]
+    ) -> dict[str, object]:
         """What the schema cannot say: raise InvalidSpec, or return ``validated`` (completed)."""
         return validated
 

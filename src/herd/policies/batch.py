@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from herd.domain.snapshots import NodeSnapshot
 from herd.errors import InvalidSpec
+from herd.json_types import int_value
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.spec import Field, Integer
 from herd.types import ActionName, HealthStatus, NodeStatus, Phase
@@ -118,9 +119,9 @@ class BatchPolicy(Policy):
 
     @classmethod
     def check_properties(
-        cls, validated: dict[str, Any], properties: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        size = validated["max_batch_size"]
+        cls, validated: dict[str, object], properties: Mapping[str, object]
+    ) -> dict[str, object]:
+        size = int_value(validated["max_batch_size"])
         if size != -1 and size < 1:
             # Senlin accepted 0 and then failed every update (a range with step 0).
             raise InvalidSpec(
@@ -136,10 +137,10 @@ class BatchPolicy(Policy):
         if isinstance(existing, Mapping) and "batch_size" in existing:
             # A resumed action: its schedule (and the batch it reached) stands.
             return Decision.ok(data, "Batching request validated.")
-        min_in_service = int(self.properties["min_in_service"])
-        max_batch_size = int(self.properties["max_batch_size"])
-        schedule: dict[str, Any] = {
-            "pause_time": int(self.properties["pause_time"]),
+        min_in_service = int_value(self.properties["min_in_service"])
+        max_batch_size = int_value(self.properties["max_batch_size"])
+        schedule: dict[str, object] = {
+            "pause_time": int_value(self.properties["pause_time"]),
             "min_in_service": min_in_service,
             "max_batch_size": max_batch_size,
             "batch_size": batch_size(len(ctx.cluster.nodes), min_in_service, max_batch_size),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from herd.policies.base import Policy, PolicyContext
 from herd.types import CheckStatus, Phase
@@ -26,7 +25,7 @@ class BoundPolicy:
     policy: Policy
     last_op: float | None = None  # when this binding last let an action through
     #: the binding's stored data (e.g. the server group the affinity policy's attach made)
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -34,15 +33,15 @@ class CheckOutcome:
     """The result of one phase: the action's new data and who let it through."""
 
     ok: bool
-    data: dict[str, Any]
+    data: dict[str, object]
     reason: str = ""
     applied: bool = True  # False when no binding applies to this action and phase
     touched: list[str] = field(default_factory=list)  # binding ids whose last_op moves
     failed_policy: str = ""  # the binding that refused, and its own words
     failed_reason: str = ""
-    notes: dict[str, Any] = field(default_factory=dict)  # the policies' explanations
+    notes: dict[str, object] = field(default_factory=dict)  # the policies' explanations
     #: binding id -> keys to merge into that binding's stored data (Decision.binding_data)
-    binding_data: dict[str, dict[str, Any]] = field(default_factory=dict)
+    binding_data: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
 def run_checks(bound: Sequence[BoundPolicy], request: PolicyContext) -> CheckOutcome:
@@ -58,7 +57,7 @@ def run_checks(bound: Sequence[BoundPolicy], request: PolicyContext) -> CheckOut
         The outcome: ``ok`` False with the reason at the first ERROR; ``applied``
         False when no binding applies (``data`` is then the input data unchanged).
     """
-    data: dict[str, Any] = dict(request.data)
+    data: dict[str, object] = dict(request.data)
     applicable = [b for b in bound if b.policy.applies_to(request.action, request.phase)]
     if not applicable:
         return CheckOutcome(True, data, applied=False)
@@ -67,8 +66,8 @@ def run_checks(bound: Sequence[BoundPolicy], request: PolicyContext) -> CheckOut
     # policy says something new, so the stored data reads as the spec shows it.
     data["reason"] = str(data.get("reason") or "") if request.phase is Phase.AFTER else ""
     touched: list[str] = []
-    notes: dict[str, Any] = {}
-    binding_data: dict[str, dict[str, Any]] = {}
+    notes: dict[str, object] = {}
+    binding_data: dict[str, dict[str, object]] = {}
     for binding in applicable:
         context = replace(request, data=data, last_op=binding.last_op, binding_data=binding.data)
         if request.phase is Phase.BEFORE:

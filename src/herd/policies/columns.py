@@ -182,7 +182,7 @@ class NodeColumns:
         )
 
 
-def _floats(values: Any, n: int) -> FloatArray:
+def _floats(values: Sequence[float | None] | npt.ArrayLike | None, n: int) -> FloatArray:
     if values is None:
         return np.full(n, np.nan)
     return np.asarray(values, dtype=np.float64)

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 from urllib.parse import urlparse
 
 from herd.domain.sizing import parse_resize
 from herd.domain.values import MAX_DURATION
 from herd.errors import InvalidSpec
+from herd.json_types import int_value, list_at, object_at, str_at
 from herd.policies.base import Decision, Policy, PolicyContext
-from herd.policies.ranking import rank_victims, rank_victims_by_group
+from herd.policies.ranking import group_counts, rank_victims, rank_victims_by_group
 from herd.policies.spec import Boolean, Field, Integer, Map, String
 from herd.policies.victims import RankResult, Victims
 from herd.types import ActionName, Criteria, Phase
@@ -53,21 +54,22 @@ PROPERTIES_SCHEMA: dict[str, Field] = {
 }
 
 
-def _check_hooks(hooks: Mapping[str, Any]) -> None:
-    params = hooks["params"]
-    if hooks["type"] == "zaqar" and not params["queue"].strip():
+def _check_hooks(hooks: Mapping[str, object]) -> None:
+    params = object_at(hooks, "params")
+    queue, url_text = str_at(params, "queue"), str_at(params, "url")
+    if hooks["type"] == "zaqar" and not queue.strip():
         raise InvalidSpec(
             "A 'zaqar' lifecycle hook needs a non-empty 'params.queue'.",
             field="properties.hooks.params.queue",
         )
-    if hooks["type"] == "zaqar" and not QUEUE_NAME.fullmatch(params["queue"].strip()):
+    if hooks["type"] == "zaqar" and not QUEUE_NAME.fullmatch(queue.strip()):
         # The name goes into the queue's URL path: no '/', '?', '..' or other surprises.
         raise InvalidSpec(
             f"A Zaqar queue name has 1 to 64 letters, digits, '_' or '-', got '{params['queue']}'.",
             field="properties.hooks.params.queue",
         )
     if hooks["type"] == "webhook":
-        url = urlparse(params["url"].strip())
+        url = urlparse(url_text.strip())
         if url.scheme not in ("http", "https") or not url.netloc:
             raise InvalidSpec(
                 f"A 'webhook' lifecycle hook needs an http(s) 'params.url', got '{params['url']}'.",
@@ -99,28 +101,29 @@ class DeletionPolicy(Policy):
 
     @classmethod
     def check_properties(
-        cls, result: dict[str, Any], properties: Mapping[str, Any]
-    ) -> dict[str, Any]:
+        cls, result: dict[str, object], properties: Mapping[str, object]
+    ) -> dict[str, object]:
         # A spec without hooks (or with an empty map) configures none.
         if properties.get("hooks"):
-            _check_hooks(result["hooks"])
+            _check_hooks(object_at(result, "hooks"))
         else:
             result["hooks"] = {}
         return result
 
     @property
     def criteria(self) -> Criteria:
-        return Criteria(self.properties["criteria"])
+        return Criteria(str_at(self.properties, "criteria"))
 
     def outbound_urls(self) -> list[tuple[str, str]]:
-        hooks = self.properties["hooks"]
+        hooks = self.hooks
         if hooks and hooks["type"] == "webhook":
-            return [("properties.hooks.params.url", str(hooks["params"]["url"]).strip())]
+            url = str_at(object_at(hooks, "params"), "url")
+            return [("properties.hooks.params.url", url.strip())]
         return []
 
     @property
-    def hooks(self) -> dict[str, Any]:
-        return dict(self.properties["hooks"])
+    def hooks(self) -> dict[str, object]:
+        return dict(object_at(self.properties, "hooks"))
 
     def before(self, ctx: PolicyContext) -> Decision:
         decision, _ = self.decide(ctx)
@@ -134,7 +137,8 @@ class DeletionPolicy(Policy):
         data = dict(ctx.data)
         candidates = ctx.inputs.get("candidates")
         if candidates:
-            explicit = Victims.by_one_rule(map(str, candidates), "explicit candidate")
+            named = map(str, list_at(ctx.inputs, "candidates"))
+            explicit = Victims.by_one_rule(named, "explicit candidate")
             return self._chosen(data, explicit)
         if ctx.action is ActionName.NODE_DELETE:
             if ctx.target_node_id is None:
@@ -142,14 +146,14 @@ class DeletionPolicy(Policy):
             direct = Victims.by_one_rule([ctx.target_node_id], "node deleted directly")
             return self._chosen(data, direct)
         nodes = ctx.cluster.nodes
-        prior = data.get("deletion")
+        prior = object_at(data, "deletion")
         if prior:
-            count = int(prior.get("count", 1))
-            regions, zones = prior.get("regions"), prior.get("zones")
+            count = int_value(prior.get("count", 1))
+            regions, zones = group_counts(prior.get("regions")), group_counts(prior.get("zones"))
         elif ctx.action is ActionName.CLUSTER_SCALE_IN:
             raw = ctx.inputs.get("count", 1)
             try:
-                count = int(raw)
+                count = int_value(raw)
             except (TypeError, ValueError):
                 return Decision.error(data, f"Invalid count ({raw}) for scaling in."), Victims()
             regions = zones = None
@@ -182,9 +186,9 @@ class DeletionPolicy(Policy):
             return rank_victims_by_group(nodes, zones, "zone", self.criteria, ctx.seed)
         return rank_victims(nodes, min(count, len(nodes)), self.criteria, ctx.seed)
 
-    def _chosen(self, data: dict[str, Any], victims: Victims) -> tuple[Decision, Victims]:
+    def _chosen(self, data: dict[str, object], victims: Victims) -> tuple[Decision, Victims]:
         # Keep keys an earlier policy wrote (zones, regions); overwrite the rest.
-        deletion = dict(data.get("deletion") or {})
+        deletion = dict(object_at(data, "deletion"))
         deletion.update(
             count=len(victims),
             candidates=victims.node_ids,
@@ -193,8 +197,8 @@ class DeletionPolicy(Policy):
             reduce_desired_capacity=self.properties["reduce_desired_capacity"],
         )
         data["deletion"] = deletion
-        if self.properties["hooks"]:
-            data["hooks"] = self.hooks | {"params": dict(self.properties["hooks"]["params"])}
+        if self.hooks:
+            data["hooks"] = self.hooks | {"params": dict(object_at(self.hooks, "params"))}
         # Why each was chosen, in order: shown by the preview and kept with the action's
         # outputs, but not in data['deletion'], whose keys the spec fixes.
         notes = {"rules": victims.rules}

@@ -12,10 +12,11 @@ manager sees it; the AFTER check clears it. So members being removed are never
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from herd.domain.sizing import parse_resize
 from herd.domain.values import MAX_DURATION
+from herd.json_types import object_at
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.health_settings import HealthSettings, read_health_settings
 from herd.policies.spec import Boolean, Field, Integer, List, Map, String
@@ -114,7 +115,7 @@ class HealthPolicy(Policy):
     singleton = True
     targets = frozenset((phase, action) for phase in Phase for action in SHRINK_ACTIONS)
 
-    def __init__(self, properties: Mapping[str, Any]) -> None:
+    def __init__(self, properties: Mapping[str, object]) -> None:
         super().__init__(properties)
         self.settings: HealthSettings = read_health_settings(self.properties, properties)
 
@@ -127,8 +128,8 @@ class HealthPolicy(Policy):
 
     @classmethod
     def check_properties(
-        cls, validated: dict[str, Any], properties: Mapping[str, Any]
-    ) -> dict[str, Any]:
+        cls, validated: dict[str, object], properties: Mapping[str, object]
+    ) -> dict[str, object]:
         read_health_settings(validated, properties)  # raises InvalidSpec naming the key
         return validated
 
@@ -142,7 +143,7 @@ class HealthPolicy(Policy):
                 return Decision.error(data, plan.error)
             if not plan.is_shrink:
                 return Decision.ok(data)
-        data["health"] = dict(data.get("health") or {}) | {"suspended": True}
+        data["health"] = dict(object_at(data, "health")) | {"suspended": True}
         # The manager trusts the flag only while this action runs, so a shrink that fails
         # (and never reaches its AFTER check) does not stop health checks for good.
         binding = {"suspended": True, "suspended_by": ctx.action_id, "suspended_at": ctx.now}
@@ -150,6 +151,6 @@ class HealthPolicy(Policy):
 
     def after(self, ctx: PolicyContext) -> Decision:
         data = dict(ctx.data)
-        data["health"] = dict(data.get("health") or {}) | {"suspended": False}
+        data["health"] = dict(object_at(data, "health")) | {"suspended": False}
         binding = {"suspended": False, "suspended_by": None, "resumed_at": ctx.now}
         return Decision(CheckStatus.OK, "Health checks resumed.", data, binding_data=binding)

@@ -10,12 +10,12 @@ with ``options`` (the polling ``interval`` among them); 1.1 lists
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
 from herd.errors import InvalidSpec
+from herd.json_types import float_value, int_value, list_at, object_at, str_at
 from herd.types import DetectionType, RecoveryConditional, RecoveryOperation
 
 #: Detection types that ask something on a schedule (every ``interval`` seconds).
@@ -50,7 +50,7 @@ class HealthSettings:
     node_update_timeout: float = 300.0
     recovery_conditional: RecoveryConditional = RecoveryConditional.ANY_FAILED
     operation: RecoveryOperation = RecoveryOperation.RECREATE
-    operation_params: dict[str, Any] = field(default_factory=dict)
+    operation_params: dict[str, object] = field(default_factory=dict)
     fencing: tuple[str, ...] = ()
     node_delete_timeout: float = 20.0
     node_force_recreate: bool = False
@@ -67,7 +67,7 @@ class HealthSettings:
         return [mode.type.value for mode in self.modes]
 
 
-def _mode(raw_type: str, options: Mapping[str, Any], path: str) -> DetectionMode:
+def _mode(raw_type: str, options: Mapping[str, object], path: str) -> DetectionMode:
     kind = DetectionType(raw_type)
     if kind is DetectionType.HYPERVISOR_STATUS_POLLING:
         raise InvalidSpec(
@@ -106,14 +106,19 @@ def _mode(raw_type: str, options: Mapping[str, Any], path: str) -> DetectionMode
             options.get("poll_url_conn_error_as_unhealthy", True)
         ),
         poll_url_healthy_response=pattern,
-        poll_url_retry_limit=int(options.get("poll_url_retry_limit", 3)),
-        poll_url_retry_interval=float(options.get("poll_url_retry_interval", 3)),
+        poll_url_retry_limit=int_value(options.get("poll_url_retry_limit", 3)),
+        poll_url_retry_interval=float_value(options.get("poll_url_retry_interval", 3)),
         path=f"{path}.options",
     )
 
 
+def _maps(items: Sequence[object]) -> list[Mapping[str, object]]:
+    # the schema made every item of these lists a map
+    return [item for item in items if isinstance(item, Mapping)]
+
+
 def read_health_settings(
-    properties: Mapping[str, Any], given: Mapping[str, Any] | None = None
+    properties: Mapping[str, object], given: Mapping[str, object] | None = None
 ) -> HealthSettings:
     """Read validated health policy properties into :class:`HealthSettings`.
 
@@ -129,9 +134,9 @@ def read_health_settings(
             recovery actions; ``field`` is the dotted key.
     """
     raw = given if given is not None else properties
-    raw_detection = raw.get("detection") or {}
-    detection = properties["detection"]
-    recovery = properties["recovery"]
+    raw_detection = object_at(raw, "detection")
+    detection = object_at(properties, "detection")
+    recovery = object_at(properties, "recovery")
     path = "properties.detection"
     one_mode = raw_detection.get("type") is not None
     many_modes = raw_detection.get("detection_modes") is not None
@@ -141,8 +146,8 @@ def read_health_settings(
             field=path,
         )
     if one_mode:
-        options = detection["options"]
-        modes = [_mode(detection["type"], options, path)]
+        options = object_at(detection, "options")
+        modes = [_mode(str_at(detection, "type"), options, path)]
         interval = options["interval"]
         if "interval" in raw_detection:
             interval = detection["interval"]
@@ -151,8 +156,8 @@ def read_health_settings(
             timeout = detection["node_update_timeout"]
     elif detection["detection_modes"]:
         modes = [
-            _mode(item["type"], item["options"], f"{path}.detection_modes[{index}]")
-            for index, item in enumerate(detection["detection_modes"])
+            _mode(str_at(item, "type"), object_at(item, "options"), f"{path}.detection_modes[{i}]")
+            for i, item in enumerate(_maps(list_at(detection, "detection_modes")))
         ]
         interval = detection["interval"]
         timeout = detection["node_update_timeout"]
@@ -166,20 +171,20 @@ def read_health_settings(
             "Duplicate detection modes are not allowed in health policy: " + ", ".join(names),
             field=f"{path}.detection_modes",
         )
-    actions = recovery["actions"]
+    actions = _maps(list_at(recovery, "actions"))
     if len(actions) > 1:
         raise InvalidSpec(
             "Only one 'actions' is supported for now.", field="properties.recovery.actions"
         )
-    action: Mapping[str, Any] = actions[0] if actions else {"name": "RECREATE", "params": {}}
+    action: Mapping[str, object] = actions[0] if actions else {"name": "RECREATE", "params": {}}
     return HealthSettings(
         modes=tuple(modes),
-        interval=float(interval),
-        node_update_timeout=float(timeout),
-        recovery_conditional=RecoveryConditional(detection["recovery_conditional"]),
-        operation=RecoveryOperation(action["name"]),
-        operation_params=dict(action.get("params") or {}),
-        fencing=tuple(recovery["fencing"]),
-        node_delete_timeout=float(recovery["node_delete_timeout"]),
+        interval=float_value(interval),
+        node_update_timeout=float_value(timeout),
+        recovery_conditional=RecoveryConditional(str_at(detection, "recovery_conditional")),
+        operation=RecoveryOperation(str_at(action, "name")),
+        operation_params=dict(object_at(action, "params")),
+        fencing=tuple(str(item) for item in list_at(recovery, "fencing")),
+        node_delete_timeout=float_value(recovery["node_delete_timeout"]),
         node_force_recreate=bool(recovery["node_force_recreate"]),
     )

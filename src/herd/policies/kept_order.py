@@ -46,7 +46,7 @@ def kept_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
         # A member table is in index order, and indexes are unique: then ties go by
         # position, which is the index, and no two members tie on every key.
         by_position = len(index) > 1 and bool((index[1:] > index[:-1]).all())
-        values: list[npt.NDArray[Any]] = []
+        values: list[npt.NDArray[np.generic]] = []
         for key in keys[:-1] if by_position else keys:
             value = key(None)
             # A key equal for every member (deletion_cost, usually) cannot order them,
@@ -62,7 +62,7 @@ def kept_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
     return order
 
 
-def _by_keys_then_position(values: list[npt.NDArray[Any]], size: int) -> IntArray:
+def _by_keys_then_position(values: list[npt.NDArray[np.generic]], size: int) -> IntArray:
     """Positions sorted by ``values`` (most significant first), ties by position.
 
     The least significant key gets a quicksort (several times faster than a stable
@@ -79,7 +79,7 @@ def _by_keys_then_position(values: list[npt.NDArray[Any]], size: int) -> IntArra
     return order
 
 
-def _ties_by_position(order: IntArray, ordered: npt.NDArray[Any]) -> IntArray:
+def _ties_by_position(order: IntArray, ordered: npt.NDArray[np.generic]) -> IntArray:
     """``order`` with each run of equal ``ordered`` values in ascending position."""
     tied = ordered[1:] == ordered[:-1]
     if not tied.any():
@@ -128,7 +128,7 @@ def _first_in_order(order: IntArray, wanted: npt.NDArray[np.bool_], count: int) 
     return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
 
-def _cached(cols: NodeColumns, name: str, build: Callable[[], npt.NDArray[Any]]) -> Any:
+def _cached(cols: NodeColumns, name: str, build: Callable[[], npt.NDArray[np.generic]]) -> Any:
     return cols.derived.get_or_build(name, build)
 
 

@@ -14,12 +14,13 @@ import dataclasses
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
-from herd.policies.columns import NodeColumns
+from herd.policies.columns import IntArray, NodeColumns
 from herd.policies.kept_order import ORDER_COLUMNS, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
@@ -227,7 +228,7 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
         arrays[name] = _replaced(getattr(table.columns, name), getattr(fresh.columns, name),
                                  heres, ats)  # fmt: skip
     # The zone and region codes a per-group ranking built, carried over rather than rebuilt.
-    codes: dict[str, tuple[Any, dict[str | None, int]]] = {}
+    codes: dict[str, tuple[IntArray, dict[str | None, int]]] = {}
     for key in ("zone", "region"):
         held = table.columns.derived.get(f"{key}-codes", tuple)
         if held is not None:
@@ -287,7 +288,12 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
     return patched
 
 
-def _replaced(array: Any, source: Any, heres: list[int], ats: list[int]) -> Any:
+Scalar = TypeVar("Scalar", bound=np.generic)
+
+
+def _replaced(
+    array: npt.NDArray[Scalar], source: npt.NDArray[Scalar], heres: list[int], ats: list[int]
+) -> npt.NDArray[Scalar]:
     """``array`` with ``source[ats]`` put at ``heres`` (a copy; ``array`` if nothing differs)."""
     if not heres:
         return array

@@ -15,11 +15,12 @@ policy is not limited to ``os.nova.server`` profiles.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from herd.domain.sizing import parse_resize
 from herd.errors import InvalidSpec
+from herd.json_types import int_value, list_at, object_at, str_at
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.members import member_labels
 from herd.policies.spec import Field, Integer, List, Map, String
@@ -96,16 +97,15 @@ class _PlacementPolicy(Policy):
 
     @classmethod
     def check_properties(
-        cls, validated: dict[str, Any], properties: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        _check_unique(validated[cls.key], cls.key)
+        cls, validated: dict[str, object], properties: Mapping[str, object]
+    ) -> dict[str, object]:
+        _check_unique(list_at(validated, cls.key), cls.key)
         return validated
 
-    def groups(self) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self.properties[self.key]
-        return items
+    def groups(self) -> list[Mapping[str, object]]:
+        return [g for g in list_at(self.properties, self.key) if isinstance(g, Mapping)]
 
-    def _count(self, ctx: PolicyContext, data: dict[str, Any]) -> int | str:
+    def _count(self, ctx: PolicyContext, data: dict[str, object]) -> int | str:
         """Signed count (+ grow, - shrink, 0 skip) or an error text."""
         if ctx.action is ActionName.NODE_CREATE:
             return 1
@@ -118,13 +118,13 @@ class _PlacementPolicy(Policy):
                     return plan.error
                 data.update(plan.to_data())
             if data.get("deletion"):
-                return -int(data["deletion"]["count"])
-            return int(data["creation"]["count"])
+                return -int_value(object_at(data, "deletion")["count"])
+            return int_value(object_at(data, "creation")["count"])
         if ctx.action is ActionName.CLUSTER_SCALE_IN:
-            prior = data.get("deletion")
-            return -int(prior.get("count", 1) if prior else ctx.inputs.get("count", 1))
-        prior = data.get("creation")
-        return int(prior.get("count", 1) if prior else ctx.inputs.get("count", 1))
+            prior = object_at(data, "deletion")
+            return -int_value(prior.get("count", 1) if prior else ctx.inputs.get("count", 1))
+        prior = object_at(data, "creation")
+        return int_value(prior.get("count", 1) if prior else ctx.inputs.get("count", 1))
 
     def before(self, ctx: PolicyContext) -> Decision:
         data = dict(ctx.data)
@@ -133,27 +133,29 @@ class _PlacementPolicy(Policy):
             return Decision.error(data, signed)
         if signed == 0:
             return Decision.skip(data)
-        usable = {g["name"]: g for g in self.groups() if g["weight"] > 0}
+        usable = {str_at(g, "name"): g for g in self.groups() if int_value(g["weight"]) > 0}
         if not usable:
             return Decision.error(data, self.unusable)
         current = dict.fromkeys(usable, 0)
         for group in member_labels(ctx.cluster.nodes, self.node_attr):
             if group in current:
                 current[group] += 1
-        weights = {name: g["weight"] for name, g in usable.items()}
-        caps = {name: g.get("cap", -1) for name, g in usable.items()}
+        weights = {name: int_value(g["weight"]) for name, g in usable.items()}
+        caps = {name: int_value(g.get("cap", -1)) for name, g in usable.items()}
         expand = signed > 0
         plan = create_plan(current, weights, caps, abs(signed), expand)
         if plan is None:
             return Decision.error(data, NO_FEASIBLE_PLAN)
         section = "creation" if expand else "deletion"
-        data[section] = dict(data.get(section) or {}) | {"count": abs(signed), self.key: plan}
+        data[section] = dict(object_at(data, section)) | {"count": abs(signed), self.key: plan}
         return Decision.ok(data, "Placement plan created.")
 
 
-def _check_unique(groups: list[dict[str, Any]], key: str) -> None:
-    seen: set[str] = set()
+def _check_unique(groups: Sequence[object], key: str) -> None:
+    seen: set[object] = set()
     for i, group in enumerate(groups):
+        if not isinstance(group, Mapping):
+            continue  # the schema made every item a map
         if group["name"] in seen:
             raise InvalidSpec(
                 f"Duplicate name '{group['name']}' in '{key}'.",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from herd.domain.snapshots import ClusterSnapshot
 from herd.errors import InvalidRequest, PolicyRejected
@@ -26,7 +25,7 @@ def preview_shrink(
     action: ActionName,
     cluster: ClusterSnapshot,
     bound: Sequence[BoundPolicy],
-    inputs: Mapping[str, Any],
+    inputs: Mapping[str, object],
     now: float,
     seed: int,
     max_nodes_per_cluster: int = 1000,
@@ -70,8 +69,13 @@ def preview_shrink(
         outcome.data,
         seed,
         max_nodes_per_cluster,
-        rules=outcome.notes.get("rules"),
+        rules=_rules(outcome.notes.get("rules")),
     )
     if plan.error:
         raise InvalidRequest(plan.error)
     return plan.victims
+
+
+def _rules(value: object) -> list[str] | None:
+    # the deletion policy's notes: the rule of each victim, in order
+    return [str(rule) for rule in value] if isinstance(value, list) else None

@@ -7,7 +7,7 @@ sorts every member by them once per member table.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -16,10 +16,13 @@ from herd.policies.columns import FloatArray, IntArray, NodeColumns
 from herd.types import Criteria
 
 #: A sort key evaluated lazily for some members (None: all of them, uncopied).
-KeyFn = Callable[[IntArray | None], npt.NDArray[Any]]
+KeyFn = Callable[[IntArray | None], npt.NDArray[np.generic]]
 
 
-def column(values: npt.NDArray[Any]) -> KeyFn:
+Scalar = TypeVar("Scalar", bound=np.generic)
+
+
+def column(values: npt.NDArray[Scalar]) -> Callable[[IntArray | None], npt.NDArray[Scalar]]:
     return lambda pos: values if pos is None else values[pos]
 
 

@@ -27,6 +27,7 @@ from typing import Literal
 import numpy as np
 
 from herd.domain.snapshots import NodeSnapshot
+from herd.json_types import int_value
 from herd.policies.columns import Bucket, IntArray, NodeColumns, columns_of
 from herd.policies.kept_order import KEPT_CRITERIA, rank_kept
 from herd.policies.rank_keys import KeyFn, by_id, full_sort, key_functions
@@ -130,6 +131,14 @@ def rank_victims(
     victims = _victims(cols, chosen, criteria)
     error = shortfall_text(count, len(victims)) if shortfall else None
     return RankResult(victims, max(count, 0), shortfall, error)
+
+
+def group_counts(value: object) -> Mapping[str, int] | None:
+    """An earlier policy's per-group counts (``data['deletion']['zones']`` or
+    ``['regions']``: name -> count), or None when ``value`` is no map."""
+    if not isinstance(value, Mapping):
+        return None
+    return {str(name): int_value(count) for name, count in value.items()}
 
 
 def rank_victims_by_group(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from herd.errors import InvalidSpec, NotFound
 from herd.policies.affinity import AffinityPolicy
@@ -127,7 +126,7 @@ class PolicyRegistry:
         name, canonical_version = self._canonical(type_name, version)
         return f"{name}-{canonical_version}"
 
-    def create(self, spec: Mapping[str, Any] | str | bytes) -> tuple[str, Policy]:
+    def create(self, spec: Mapping[str, object] | str | bytes) -> tuple[str, Policy]:
         """Validate a spec and build the policy.
 
         Returns:
@@ -144,11 +143,11 @@ class PolicyRegistry:
             raise named_key(exc) from None
         return self.canonical_type(parsed.type, parsed.version), policy
 
-    def types(self) -> list[dict[str, Any]]:
+    def types(self) -> list[dict[str, object]]:
         """The registered types for ``GET /v1/policy-types`` (aliases left out)."""
-        rows = []
+        rows: list[dict[str, object]] = []
         for (name, version), cls in sorted(self._classes.items()):
-            status: Mapping[str, Any] = getattr(cls, "support_status", {})
+            status: Mapping[str, list[dict[str, str]]] = getattr(cls, "support_status", {})
             rows.append(
                 {
                     "name": f"{name}-{version}",

@@ -8,11 +8,13 @@ engine to stamp the binding's ``last_op`` so that the cooldown starts again.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 from herd.domain.sizing import check_size_params
 from herd.domain.values import MAX_DURATION
 from herd.errors import InvalidSpec
+from herd.json_types import int_value, number_or_none, object_at, str_at
 from herd.policies.base import Decision, Policy, PolicyContext
 from herd.policies.spec import Boolean, Field, Integer, Map, Number, String
 from herd.types import ActionName, AdjustmentType, CheckStatus, Phase
@@ -36,15 +38,39 @@ PROPERTIES_SCHEMA: dict[str, Field] = {
 }
 
 
-def positive_int(value: Any) -> int | None:
+def positive_int(value: object) -> int | None:
     """Senlin's ``get_positive_int``: the value as an int > 0, or None."""
     if isinstance(value, bool):
         return None
     try:
-        number = int(value)
+        number = int_value(value)
     except (TypeError, ValueError):
         return None
     return number if number > 0 else None
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """The validated ``adjustment`` map, typed."""
+
+    type: AdjustmentType
+    number: float
+    min_step: int
+    best_effort: bool
+    cooldown: int
+
+
+def _adjustment(properties: Mapping[str, object]) -> Adjustment:
+    # The schema filled every key with a value of its type
+    adjustment = object_at(properties, "adjustment")
+    number = number_or_none(adjustment, "number")
+    return Adjustment(
+        type=AdjustmentType(str_at(adjustment, "type")),
+        number=1 if number is None else number,
+        min_step=int_value(adjustment["min_step"]),
+        best_effort=bool(adjustment["best_effort"]),
+        cooldown=int_value(adjustment["cooldown"]),
+    )
 
 
 class ScalingPolicy(Policy):
@@ -60,26 +86,26 @@ class ScalingPolicy(Policy):
     singleton = False
     targets = frozenset((phase, event) for phase in Phase for event in SCALE_EVENTS)
 
-    def __init__(self, properties: Mapping[str, Any], policy_id: str | None = None) -> None:
+    def __init__(self, properties: Mapping[str, object], policy_id: str | None = None) -> None:
         super().__init__(properties)
         #: shown in the cooldown text; the engine sets it to the stored policy id
         self.policy_id = policy_id
 
     @classmethod
     def check_properties(
-        cls, result: dict[str, Any], properties: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        adjustment = result["adjustment"]
-        if adjustment["number"] <= 0:
+        cls, result: dict[str, object], properties: Mapping[str, object]
+    ) -> dict[str, object]:
+        adjustment = _adjustment(result)
+        if adjustment.number <= 0:
             raise InvalidSpec(
                 "the 'number' for 'adjustment' must be > 0", field="properties.adjustment.number"
             )
-        if adjustment["min_step"] < 0:
+        if adjustment.min_step < 0:
             raise InvalidSpec(
                 "the 'min_step' for 'adjustment' must be >= 0",
                 field="properties.adjustment.min_step",
             )
-        if adjustment["cooldown"] < 0:
+        if adjustment.cooldown < 0:
             raise InvalidSpec(
                 "the 'cooldown' for 'adjustment' must be >= 0",
                 field="properties.adjustment.cooldown",
@@ -88,7 +114,7 @@ class ScalingPolicy(Policy):
 
     @property
     def event(self) -> ActionName:
-        return ActionName(self.properties["event"])
+        return ActionName(str_at(self.properties, "event"))
 
     def applies_to(self, action: ActionName, phase: Phase) -> bool:
         if phase is Phase.BEFORE:
@@ -97,9 +123,9 @@ class ScalingPolicy(Policy):
 
     def adjustment_count(self, current: int) -> float:
         """The count the adjustment asks for when the request gives none."""
-        adjustment = self.properties["adjustment"]
-        kind = AdjustmentType(adjustment["type"])
-        number = adjustment["number"]
+        adjustment = _adjustment(self.properties)
+        kind = adjustment.type
+        number = adjustment.number
         if kind is AdjustmentType.EXACT_CAPACITY:
             if self.event is ActionName.CLUSTER_SCALE_IN:
                 return float(current - number)
@@ -107,12 +133,12 @@ class ScalingPolicy(Policy):
         if kind is AdjustmentType.CHANGE_IN_CAPACITY:
             return float(number)
         count = int(number * current / 100.0)
-        return float(max(count, adjustment["min_step"]))
+        return float(max(count, adjustment.min_step))
 
     def before(self, ctx: PolicyContext) -> Decision:
         data = dict(ctx.data)
-        adjustment = self.properties["adjustment"]
-        if ctx.last_op is not None and not ctx.now - ctx.last_op > adjustment["cooldown"]:
+        adjustment = _adjustment(self.properties)
+        if ctx.last_op is not None and not ctx.now - ctx.last_op > adjustment.cooldown:
             name = self.policy_id or self.type_name
             return Decision.error(data, f"Policy {name} cooldown is still in progress.")
         cluster = ctx.cluster
@@ -124,7 +150,7 @@ class ScalingPolicy(Policy):
         count = positive_int(raw)
         if count is None:
             return Decision.error(data, f"Invalid count ({raw}) for action '{ctx.action.value}'.")
-        best_effort = bool(adjustment["best_effort"])
+        best_effort = adjustment.best_effort
         if ctx.action is ActionName.CLUSTER_SCALE_IN:
             if best_effort:
                 count = min(count, current - cluster.min_size)

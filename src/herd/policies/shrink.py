@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from herd.domain.sizing import SizeBounds, check_size_params, parse_resize
 from herd.domain.snapshots import ClusterSnapshot
-from herd.policies.ranking import rank_victims, rank_victims_by_group
+from herd.json_types import int_value, list_at, object_at
+from herd.policies.ranking import group_counts, rank_victims, rank_victims_by_group
 from herd.policies.victims import RankResult, Victims
 from herd.types import ActionName, Criteria
 
@@ -38,7 +38,7 @@ class ShrinkPlan:
     """
 
     victims: Victims
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, object] = field(default_factory=dict)
     error: str | None = None
 
     @property
@@ -47,7 +47,7 @@ class ShrinkPlan:
 
 
 def default_victims(
-    cluster: ClusterSnapshot, count: int, deletion: Mapping[str, Any] | None, seed: int
+    cluster: ClusterSnapshot, count: int, deletion: Mapping[str, object] | None, seed: int
 ) -> RankResult:
     """The victims when no deletion policy chose any: broken first, then RANDOM (seeded).
 
@@ -59,14 +59,11 @@ def default_victims(
         seed: Seed of the random order.
     """
     deletion = deletion or {}
-    if deletion.get("regions"):
-        return rank_victims_by_group(
-            cluster.nodes, deletion["regions"], "region", Criteria.RANDOM, seed
-        )
-    if deletion.get("zones"):
-        return rank_victims_by_group(
-            cluster.nodes, deletion["zones"], "zone", Criteria.RANDOM, seed
-        )
+    regions, zones = group_counts(deletion.get("regions")), group_counts(deletion.get("zones"))
+    if regions:
+        return rank_victims_by_group(cluster.nodes, regions, "region", Criteria.RANDOM, seed)
+    if zones:
+        return rank_victims_by_group(cluster.nodes, zones, "zone", Criteria.RANDOM, seed)
     return rank_victims(cluster.nodes, min(count, len(cluster.nodes)), Criteria.RANDOM, seed)
 
 
@@ -77,11 +74,11 @@ def _chosen(candidates: Sequence[str], rules: Sequence[str] | None) -> Victims:
     return Victims.by_one_rule(map(str, candidates), EXPLICIT)
 
 
-def _positive(value: Any, verb: str) -> int | str:
+def _positive(value: object, verb: str) -> int | str:
     if isinstance(value, bool):
         return f"Invalid count ({value}) for {verb}."
     try:
-        count = int(value)
+        count = int_value(value)
     except (TypeError, ValueError):
         return f"Invalid count ({value}) for {verb}."
     return count if count > 0 else f"Invalid count ({value}) for {verb}."
@@ -93,19 +90,19 @@ def _bounds(cluster: ClusterSnapshot) -> SizeBounds:
 
 def _victims(
     cluster: ClusterSnapshot,
-    data: Mapping[str, Any],
+    data: Mapping[str, object],
     count: int,
     seed: int,
     rules: Sequence[str] | None,
 ) -> RankResult | Victims:
-    deletion = data.get("deletion") or {}
-    candidates = list(deletion.get("candidates") or [])
+    deletion = object_at(data, "deletion")
+    candidates = [str(c) for c in list_at(deletion, "candidates")]
     if candidates:
         return _chosen(candidates, rules)
     return default_victims(cluster, count, deletion, seed)
 
 
-def _finish(result: RankResult | Victims, data: dict[str, Any]) -> ShrinkPlan:
+def _finish(result: RankResult | Victims, data: dict[str, object]) -> ShrinkPlan:
     if isinstance(result, Victims):
         return ShrinkPlan(result, data)
     if result.error:
@@ -116,8 +113,8 @@ def _finish(result: RankResult | Victims, data: dict[str, Any]) -> ShrinkPlan:
 def plan_shrink(
     action: ActionName,
     cluster: ClusterSnapshot,
-    inputs: Mapping[str, Any],
-    data: Mapping[str, Any],
+    inputs: Mapping[str, object],
+    data: Mapping[str, object],
     seed: int,
     max_nodes_per_cluster: int,
     rules: Sequence[str] | None = None,
@@ -139,10 +136,10 @@ def plan_shrink(
     """
     result = dict(data)
     members = len(cluster.nodes)
-    deletion = result.get("deletion") or {}
+    deletion = object_at(result, "deletion")
     if action is ActionName.CLUSTER_SCALE_IN:
         if deletion:
-            count: int | str = len(deletion.get("candidates") or []) or int(
+            count: int | str = len(list_at(deletion, "candidates")) or int_value(
                 deletion.get("count", 1)
             )
         else:
@@ -162,15 +159,15 @@ def plan_shrink(
             if parsed.error:
                 return ShrinkPlan(Victims(), result, parsed.error)
             result.update(parsed.to_data())
-        deletion = result.get("deletion") or {}
+        deletion = object_at(result, "deletion")
         if not deletion:
             return ShrinkPlan(Victims(), result)
-        candidates = deletion.get("candidates") or []
-        count = min(len(candidates) or int(deletion.get("count", 0)), members)
+        candidates = list_at(deletion, "candidates")
+        count = min(len(candidates) or int_value(deletion.get("count", 0)), members)
         return _finish(_victims(cluster, result, count, seed, rules), result)
     if action is ActionName.CLUSTER_DEL_NODES:
-        requested = [str(node) for node in inputs.get("candidates") or []]
-        named = [str(node) for node in deletion.get("candidates") or requested]
+        requested = [str(node) for node in list_at(inputs, "candidates")]
+        named = [str(node) for node in list_at(deletion, "candidates") or requested]
         present = {node.id for node in cluster.nodes}
         kept = [node for node in named if node in present]
         error = check_size_params(

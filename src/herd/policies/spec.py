@@ -12,14 +12,15 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeGuard
 
 import yaml
 
 from herd.domain.values import parse_bool
 from herd.errors import InvalidSpec
+from herd.json_types import JsonObject, JsonValue
 
-_MISSING: Any = object()
+_MISSING = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,11 +29,11 @@ class PolicySpec:
 
     type: str
     version: str
-    properties: dict[str, Any]
+    properties: dict[str, object]
     description: str | None = None
 
 
-def _load_text(text: str) -> Any:
+def _load_text(text: str) -> object:
     try:
         return json.loads(text)
     except ValueError:
@@ -44,7 +45,7 @@ def _load_text(text: str) -> Any:
         raise InvalidSpec(f"Failed parsing the spec: {first_line}", field="spec") from None
 
 
-def normalize_version(value: Any) -> str:
+def normalize_version(value: object) -> str:
     """Render a spec version as text.
 
     YAML reads ``1.1`` as a float; like Senlin, herd goes through ``str()``.
@@ -57,7 +58,7 @@ def normalize_version(value: Any) -> str:
     return str(value).strip()
 
 
-def parse_spec(spec: Mapping[str, Any] | str | bytes) -> PolicySpec:
+def parse_spec(spec: Mapping[str, object] | str | bytes) -> PolicySpec:
     """Check the top level of a policy spec given as a map or as YAML/JSON text.
 
     Raises:
@@ -66,7 +67,7 @@ def parse_spec(spec: Mapping[str, Any] | str | bytes) -> PolicySpec:
             provided spec map.", "Required spec item 'properties' not provided",
             "Unrecognizable spec item '<k>'" and the like.
     """
-    loaded: Any = spec
+    loaded: object = spec
     if isinstance(spec, bytes):
         loaded = _load_text(spec.decode("utf-8", errors="replace"))
     elif isinstance(spec, str):
@@ -98,6 +99,11 @@ def parse_spec(spec: Mapping[str, Any] | str | bytes) -> PolicySpec:
     )
 
 
+def _is_number(value: object) -> TypeGuard[float]:
+    # Only numeric fields carry bounds; a bool is no number here
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
@@ -106,13 +112,13 @@ def _join(path: str, key: str) -> str:
 class Field:
     """One typed property. Subclasses convert and check a value."""
 
-    default: Any = None
+    default: JsonValue = None
     required: bool = False
-    allowed: tuple[Any, ...] = ()
+    allowed: tuple[JsonValue, ...] = ()
     min_value: float | None = None
     max_value: float | None = None
 
-    def resolve(self, value: Any, path: str) -> Any:
+    def resolve(self, value: object, path: str) -> object:
         """Return the checked value (the default when ``value`` is missing)."""
         if value is _MISSING or value is None:
             if self.required and value is _MISSING:
@@ -123,14 +129,14 @@ class Field:
         if self.allowed and result not in self.allowed:
             choices = ", ".join(str(a) for a in self.allowed)
             raise InvalidSpec(f"'{value}' must be one of the allowed values: {choices}", field=path)
-        if self.min_value is not None and result < self.min_value:
+        if self.min_value is not None and _is_number(result) and result < self.min_value:
             key = path.rsplit(".", 1)[-1]
             raise InvalidSpec(
                 f"The value '{value}' of '{key}' must be greater than or equal to "
                 f"{self.min_value:g}.",
                 field=path,
             )
-        if self.max_value is not None and result > self.max_value:
+        if self.max_value is not None and _is_number(result) and result > self.max_value:
             key = path.rsplit(".", 1)[-1]
             raise InvalidSpec(
                 f"The value '{value}' of '{key}' must be less than or equal to {self.max_value:g}.",
@@ -138,16 +144,16 @@ class Field:
             )
         return result
 
-    def fill_default(self, path: str) -> Any:
+    def fill_default(self, path: str) -> object:
         return self.default
 
-    def convert(self, value: Any, path: str) -> Any:
+    def convert(self, value: object, path: str) -> object:
         return value
 
 
 @dataclass(frozen=True)
 class String(Field):
-    def convert(self, value: Any, path: str) -> Any:
+    def convert(self, value: object, path: str) -> object:
         if not isinstance(value, str):
             raise InvalidSpec(f"The value '{value}' is not a valid string.", field=path)
         return value
@@ -155,7 +161,7 @@ class String(Field):
 
 @dataclass(frozen=True)
 class Integer(Field):
-    def convert(self, value: Any, path: str) -> Any:
+    def convert(self, value: object, path: str) -> object:
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         if isinstance(value, float) and value.is_integer():
@@ -170,7 +176,7 @@ class Integer(Field):
 
 @dataclass(frozen=True)
 class Number(Field):
-    def convert(self, value: Any, path: str) -> Any:
+    def convert(self, value: object, path: str) -> object:
         if isinstance(value, int | float) and not isinstance(value, bool):
             if isinstance(value, float) and not math.isfinite(value):
                 raise InvalidSpec(f"The value '{value}' is not a valid number.", field=path)
@@ -191,7 +197,7 @@ class Number(Field):
 class Boolean(Field):
     """oslo's strict ``bool_from_string``: true/false, yes/no, on/off, 1/0, t/f, y/n."""
 
-    def convert(self, value: Any, path: str) -> Any:
+    def convert(self, value: object, path: str) -> object:
         parsed = parse_bool(value)
         if parsed is None:
             raise InvalidSpec(f"The value '{value}' is not a valid Boolean", field=path)
@@ -204,14 +210,14 @@ class Map(Field):
 
     schema: Mapping[str, Field] | None = None
 
-    def fill_default(self, path: str) -> Any:
-        if self.default is not None:
+    def fill_default(self, path: str) -> object:
+        if isinstance(self.default, dict):
             return dict(self.default)
         if self.schema is None:
             return {}
         return self.convert({}, path)
 
-    def convert(self, value: Any, path: str) -> Any:
+    def convert(self, value: object, path: str) -> object:
         if not isinstance(value, Mapping):
             raise InvalidSpec(f"'{value}' is not a Map", field=path)
         if self.schema is None:
@@ -231,24 +237,25 @@ class List(Field):
 
     item: Field = field(default_factory=Field)
 
-    def fill_default(self, path: str) -> Any:
-        return list(self.default) if self.default is not None else []
+    def fill_default(self, path: str) -> object:
+        return list(self.default) if isinstance(self.default, list) else []
 
-    def convert(self, value: Any, path: str) -> Any:
+    def convert(self, value: object, path: str) -> object:
         if not isinstance(value, list | tuple):
             raise InvalidSpec(f"'{value}' is not a List", field=path)
         return [self.item.resolve(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
 
 def validate_properties(
-    schema: Mapping[str, Field], properties: Mapping[str, Any]
-) -> dict[str, Any]:
+    schema: Mapping[str, Field], properties: Mapping[str, object]
+) -> dict[str, object]:
     """Check ``properties`` against ``schema`` and fill in the defaults.
 
     Raises:
         InvalidSpec: Naming the dotted path (``properties.<key>...``) and the reason.
     """
-    result: dict[str, Any] = Map(schema=schema).resolve(properties, "properties")
+    result = Map(schema=schema).resolve(properties, "properties")
+    assert isinstance(result, dict)  # Map with a schema always builds a dict
     return result
 
 
@@ -262,9 +269,9 @@ _TYPE_NAMES = {
 }
 
 
-def describe_field(item: Field) -> dict[str, Any]:
+def describe_field(item: Field) -> JsonObject:
     """One property as Senlin's ``GET /v1/policy-types/<type>`` shows it."""
-    described: dict[str, Any] = {
+    described: JsonObject = {
         "type": _TYPE_NAMES.get(type(item).__name__, "String"),
         "required": item.required,
         "updatable": False,
@@ -280,6 +287,6 @@ def describe_field(item: Field) -> dict[str, Any]:
     return described
 
 
-def describe_schema(schema: Mapping[str, Field]) -> dict[str, Any]:
+def describe_schema(schema: Mapping[str, Field]) -> JsonObject:
     """A policy type's property schema in Senlin's format (name -> type, required, ...)."""
     return {key: describe_field(item) for key, item in schema.items()}

@@ -29,14 +29,14 @@ def action_values(
     project: str,
     user: str = "",
     cause: ActionCause = ActionCause.RPC,
-    inputs: dict[str, Any] | None = None,
-    data: dict[str, Any] | None = None,
+    inputs: dict[str, object] | None = None,
+    data: dict[str, object] | None = None,
     status: ActionStatus = ActionStatus.READY,
     parent_id: str | None = None,
     owner: str | None = None,
     timeout: int = 3600,
     now: float,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The column values of a new action row (for bulk inserts and :func:`new_action`).
 
     The row carries the request id of the log context: the API request that is creating
@@ -78,8 +78,8 @@ def new_action(
     project: str,
     user: str = "",
     cause: ActionCause = ActionCause.RPC,
-    inputs: dict[str, Any] | None = None,
-    data: dict[str, Any] | None = None,
+    inputs: dict[str, object] | None = None,
+    data: dict[str, object] | None = None,
     status: ActionStatus = ActionStatus.READY,
     parent_id: str | None = None,
     owner: str | None = None,
@@ -106,7 +106,7 @@ def new_action(
     )
 
 
-def insert_actions(session: Session, rows: Sequence[dict[str, Any]], parent_id: str) -> None:
+def insert_actions(session: Session, rows: Sequence[dict[str, object]], parent_id: str) -> None:
     """Insert many action rows and make ``parent_id`` depend on each, in two statements."""
     if not rows:
         return
@@ -202,7 +202,7 @@ def set_status(
     now: float,
     **values: Any,
 ) -> None:
-    extra: dict[str, Any] = dict(values)
+    extra: dict[str, object] = dict(values)
     if status.is_final:
         extra.setdefault("end_time", now)
         extra.setdefault("owner", None)  # as Senlin: a finished action belongs to no engine
@@ -259,12 +259,12 @@ def control(session: Session, action_id: str) -> str | None:
 def save_progress(
     session: Session,
     action_id: str,
-    data: dict[str, Any],
-    outputs: dict[str, Any],
+    data: dict[str, object],
+    outputs: dict[str, object],
     now: float,
-    steps: dict[str, Any] | None = None,
+    steps: dict[str, object] | None = None,
 ) -> None:
-    values: dict[str, Any] = {"data": data, "outputs": outputs, "updated_at": now}
+    values: dict[str, object] = {"data": data, "outputs": outputs, "updated_at": now}
     if steps is not None:
         values["steps"] = steps
     session.execute(update(ActionRow).where(ActionRow.id == action_id).values(**values))
@@ -346,6 +346,6 @@ def child_summaries(session: Session, parent_id: str) -> list[Row[Any]]:
     return list(session.connection().execute(query))
 
 
-def end_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
+def end_many(session: Session, rows: Sequence[Mapping[str, object]]) -> None:
     """Children ended in a batch (each row: ``id``, status, reason, times), one executemany."""
     update_rows(session, ActionRow, rows)

@@ -53,7 +53,7 @@ def touch_last_op(session: Session, binding_ids: Sequence[str], now: float) -> N
         )
 
 
-def merge_data(session: Session, updates: Mapping[str, Mapping[str, Any]]) -> None:
+def merge_data(session: Session, updates: Mapping[str, Mapping[str, object]]) -> None:
     """Merge keys into bindings' stored data (the health policy records its suspension)."""
     for binding_id, values in updates.items():
         row = session.get(BindingRow, binding_id)

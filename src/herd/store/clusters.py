@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.orm import Session
@@ -125,8 +124,8 @@ def add_new(
     max_size: int,
     desired_capacity: int,
     timeout: int,
-    metadata: dict[str, Any],
-    config: dict[str, Any],
+    metadata: dict[str, object],
+    config: dict[str, object],
     user: str,
     project: str,
     now: float,

@@ -35,6 +35,7 @@ from sqlalchemy.exc import (
 from sqlalchemy.orm import Session, sessionmaker
 
 from herd.errors import DatabaseUnavailable
+from herd.json_types import JsonValue
 from herd.store import member_cache, member_revisions, size_history
 from herd.store.member_cache import MemberCache
 
@@ -69,7 +70,7 @@ def _normalise_url(url: str) -> str:
     return url
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: object) -> str:
     """JSON columns' text: orjson (a large share of bulk writes' time went to the stdlib
     encoder), with the stdlib for what orjson refuses (integers beyond 64 bits)."""
     try:
@@ -78,7 +79,7 @@ def _json_text(value: Any) -> str:
         return json.dumps(value)
 
 
-def _json_value(text: str | bytes) -> Any:
+def _json_value(text: str | bytes) -> JsonValue:
     """JSON columns' values: orjson, with the stdlib for what orjson refuses to read.
 
     orjson refuses the escape of a lone UTF-16 surrogate (``"\\ud800"``), which the
@@ -88,19 +89,20 @@ def _json_value(text: str | bytes) -> Any:
     character every encoder and every client takes.
     """
     try:
-        return orjson.loads(text)
+        value: JsonValue = orjson.loads(text)
     except orjson.JSONDecodeError:
         return _without_surrogates(json.loads(text))
+    return value
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _without_surrogates(value: Any) -> Any:
+def _without_surrogates(value: JsonValue) -> JsonValue:
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
-        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+        return {_SURROGATE.sub("\ufffd", k): _without_surrogates(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_without_surrogates(item) for item in value]
     return value

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from sqlalchemy.orm import Session
 
+from herd.json_types import object_at
 from herd.observability import context as log_context
 from herd.store.bulk import insert_rows
 from herd.store.models import EventRow
@@ -27,7 +27,7 @@ def record(
     cluster_id: str | None = None,
     user: str = "",
     level: str = "INFO",
-    meta: dict[str, Any] | None = None,
+    meta: dict[str, object] | None = None,
 ) -> EventRow:
     """Add an event to the session (the caller's transaction commits it)."""
     row = EventRow(
@@ -51,7 +51,7 @@ def record(
     return row
 
 
-def record_many(session: Session, rows: Iterable[Mapping[str, Any]], now: float) -> None:
+def record_many(session: Session, rows: Iterable[Mapping[str, object]], now: float) -> None:
     """Insert many events in one statement; each row has :func:`record`'s keyword fields."""
     request_id = log_context.request_id.get()
     values = [
@@ -68,7 +68,7 @@ def record_many(session: Session, rows: Iterable[Mapping[str, Any]], now: float)
             "action": row["action"],
             "status": row["status"],
             "status_reason": row["reason"],
-            "meta_data": dict(row.get("meta") or {}),
+            "meta_data": dict(object_at(row, "meta")),
             "request_id": request_id,
         }
         for row in rows

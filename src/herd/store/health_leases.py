@@ -30,9 +30,9 @@ class HealthBinding:
     binding_id: str
     policy_id: str
     policy_name: str
-    spec: dict[str, Any]
+    spec: dict[str, object]
     enabled: bool
-    data: dict[str, Any]
+    data: dict[str, object]
 
 
 def health_bindings(

@@ -22,8 +22,8 @@ from herd.store.lookup import Scope
 Column = InstrumentedAttribute[Any]
 
 
-def _neutral(column: Column) -> Any:
-    python_type: type[Any] = str
+def _neutral(column: Column) -> str | int | bool:
+    python_type: type[object] = str
     with contextlib.suppress(NotImplementedError):
         python_type = column.type.python_type
     if python_type is bool:
@@ -38,12 +38,12 @@ def _sortable(column: Column) -> ColumnElement[Any]:
     return func.coalesce(column, _neutral(column))
 
 
-def _python_value(row: Any, column: Column) -> Any:
+def _python_value(row: object, column: Column) -> object:
     value = getattr(row, column.key)
     return _neutral(column) if value is None else value
 
 
-def _after(marker_row: Any, columns: Sequence[tuple[Column, bool]]) -> ColumnElement[bool]:
+def _after(marker_row: object, columns: Sequence[tuple[Column, bool]]) -> ColumnElement[bool]:
     """Rows strictly after the marker in the (mixed-direction) sort order."""
     clauses: list[ColumnElement[bool]] = []
     for i, (column, desc) in enumerate(columns):
@@ -54,7 +54,7 @@ def _after(marker_row: Any, columns: Sequence[tuple[Column, bool]]) -> ColumnEle
     return or_(*clauses) if clauses else false()
 
 
-def _marker_row(session: Session, model: Any, marker: str, scope: Scope | None) -> Any:
+def _marker_row(session: Session, model: Any, marker: str, scope: Scope | None) -> object:
     """The row ``marker`` names: its full id or, as the CLI's tables print it, a unique prefix."""
     row = session.get(model, marker)
     if row is None and 0 < len(marker) < 36:
@@ -75,7 +75,7 @@ def page(
     query: Select[Any],
     model: Any,
     *,
-    filters: Mapping[Column, Sequence[Any]],
+    filters: Mapping[Column, Sequence[object]],
     order: Sequence[tuple[Column, bool]],
     marker: str | None,
     limit: int | None,

@@ -91,7 +91,7 @@ def new_receiver(
     type_: str,
     cluster_id: str | None,
     action: str | None,
-    params: dict[str, Any],
+    params: dict[str, object],
     user: str,
     project: str,
     now: float,

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.domain.values import parse_bool
+from herd.json_types import float_value
 from herd.policies.members import MemberChanges, MemberLists, MemberTable
 from herd.store import member_cache, member_revisions
 from herd.store.bulk import chunked
@@ -62,22 +63,22 @@ def cluster_snapshot(
     )
 
 
-def _guard(metadata: Mapping[str, Any]) -> tuple[bool, float]:
+def _guard(metadata: Mapping[str, object]) -> tuple[bool, float]:
     """A member's ``protected`` flag and ``deletion_cost`` from its metadata."""
     try:
-        cost = float(metadata.get("deletion_cost", 0) or 0)
+        cost = float_value(metadata.get("deletion_cost", 0) or 0)
     except (TypeError, ValueError):
         cost = 0.0
     # The API refuses a value parse_bool cannot read; rows written before that read False.
     return bool(parse_bool(metadata.get("protected", False))), cost
 
 
-def _metadata(raw: Any) -> Mapping[str, Any]:
+def _metadata(raw: object) -> Mapping[str, object]:
     """Node metadata as the driver returned it: JSON text (SQLite) or decoded (psycopg)."""
     if isinstance(raw, str):
         # Most members carry no metadata; skip decoding the common empty object.
         return {} if raw in ("{}", "", "null") else json.loads(raw)
-    return raw or {}
+    return raw if isinstance(raw, Mapping) else {}
 
 
 def member_table(session: Session, cluster_id: str) -> MemberTable:
@@ -183,7 +184,7 @@ def read_changed_members(
             status = before[0] if status is None else status
             health = before[1] if health is None else health
         states[node_id] = (status, health)
-    rows: dict[str, Any] = {}
+    rows: dict[str, object] = {}
     if rewritten:
         # A node logged in several revisions comes back once per revision: kept once.
         # Only the members of the first read: one logged since is read again next time.

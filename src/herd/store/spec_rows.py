@@ -19,7 +19,7 @@ def new_spec_row(
     stored: bool,
     name: str,
     type_name: str,
-    spec: dict[str, Any],
+    spec: dict[str, object],
     user: str,
     project: str,
     now: float,

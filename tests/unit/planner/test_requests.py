@@ -121,7 +121,7 @@ def test_cli_check_and_explain(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "x" in capsys.readouterr().out
 
 
-ALLOWED = {"herd.types", "herd.errors", "numpy", "numpy.typing"}
+ALLOWED = {"herd.types", "herd.json_types", "herd.errors", "numpy", "numpy.typing"}
 FORBIDDEN = {"time", "random", "datetime", "os", "sys", "io", "socket", "subprocess", "pathlib"}
 
 

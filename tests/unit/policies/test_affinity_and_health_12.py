@@ -138,7 +138,7 @@ def test_the_engine_gives_each_new_node_the_group_and_the_zone_spread_wins() -> 
         bound, make_ctx(ActionName.CLUSTER_SCALE_OUT, make_cluster(0), {"count": 2})
     )
     assert outcome.ok, outcome.reason
-    assert sorted(placements(outcome.data, 2), key=lambda p: p["zone"]) == [
+    assert sorted(placements(outcome.data, 2), key=lambda p: str(p["zone"])) == [
         {"servergroup": "G1", "zone": "az1"},
         {"servergroup": "G1", "zone": "az2"},
     ]

@@ -9,6 +9,7 @@ import pytest
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.errors import InvalidSpec
+from herd.json_types import dig, list_at, object_at
 from herd.policies.base import PolicyContext
 from herd.policies.deletion import DeletionPolicy
 from herd.policies.registry import default_policy_registry
@@ -75,7 +76,7 @@ def test_v10_and_v11_are_the_same_policy() -> None:
     assert type(p10) is type(p11) and p10.properties == p11.properties
     hooks = {"type": "zaqar", "params": {"queue": "q"}, "timeout": 5}
     props = SPEC["properties"] | {"hooks": hooks}
-    assert registry.create(SPEC | {"properties": props})[1].properties["hooks"]["timeout"] == 5
+    assert dig(registry.create(SPEC | {"properties": props})[1].properties, "hooks", "timeout") == 5
 
 
 def test_s1_del_nodes_uses_candidates_verbatim(cluster: Cluster, ctx: Ctx) -> None:
@@ -93,8 +94,8 @@ def test_s2_scale_in_without_count_removes_one(cluster: Cluster, ctx: Ctx) -> No
 
 def test_s2_scale_in_count_clamped_to_members(cluster: Cluster, ctx: Ctx) -> None:
     decision = policy().before(ctx(ActionName.CLUSTER_SCALE_IN, cluster(1), inputs={"count": 2}))
-    assert decision.data["deletion"]["candidates"] == ["N1"]
-    assert decision.data["deletion"]["count"] == 1
+    assert dig(decision.data, "deletion", "candidates") == ["N1"]
+    assert dig(decision.data, "deletion", "count") == 1
 
 
 def test_s3_scale_in_uses_prior_count(cluster: Cluster, ctx: Ctx) -> None:
@@ -110,7 +111,7 @@ def test_s3_scale_in_uses_prior_count(cluster: Cluster, ctx: Ctx) -> None:
 
 def test_update_overrides_prior_count_with_victims(cluster: Cluster, ctx: Ctx) -> None:
     c = ctx(ActionName.CLUSTER_SCALE_IN, cluster(2), data={"deletion": {"count": 3}})
-    assert policy().before(c).data["deletion"]["count"] == 2
+    assert dig(policy().before(c).data, "deletion", "count") == 2
 
 
 def test_s4_resize_shrink_parses_inputs(cluster: Cluster, ctx: Ctx) -> None:
@@ -124,7 +125,7 @@ def test_s4_resize_parse_uses_real_member_count(cluster: Cluster, ctx: Ctx) -> N
     # desired_capacity says 9, but only 5 members exist: the shrink is from 5.
     inputs = {"adjustment_type": "EXACT_CAPACITY", "number": 4, "strict": True}
     c = ctx(ActionName.CLUSTER_RESIZE, cluster(5, desired=9), inputs=inputs)
-    assert policy().before(c).data["deletion"]["count"] == 1
+    assert dig(policy().before(c).data, "deletion", "count") == 1
 
 
 def test_s4_resize_parse_error(cluster: Cluster, ctx: Ctx) -> None:
@@ -147,7 +148,7 @@ def test_s4_resize_grow_chooses_nothing(cluster: Cluster, ctx: Ctx) -> None:
 def test_s5_resize_with_scaling_decision(cluster: Cluster, ctx: Ctx) -> None:
     inputs = {"adjustment_type": "CHANGE_IN_CAPACITY", "number": -1}
     c = ctx(ActionName.CLUSTER_RESIZE, cluster(4), inputs=inputs, data={"deletion": {"count": 3}})
-    assert policy().before(c).data["deletion"]["candidates"] == ["N1", "N2", "N3"]
+    assert dig(policy().before(c).data, "deletion", "candidates") == ["N1", "N2", "N3"]
 
 
 def zoned_cluster(node: Node, cluster: Cluster) -> ClusterSnapshot:
@@ -178,7 +179,7 @@ def test_s6_regions_take_precedence_over_zones(node: Node, cluster: Cluster, ctx
         ctx(ActionName.CLUSTER_SCALE_IN, zoned_cluster(node, cluster), data=data)
     )
     # N3, N6; R-2: N1, N2, N4, N5 -> sorted regions, oldest first in each.
-    assert decision.data["deletion"]["candidates"] == ["N3", "N1", "N2"]
+    assert dig(decision.data, "deletion", "candidates") == ["N3", "N1", "N2"]
 
 
 def test_s6_zone_shortfall_is_clamped_not_a_crash(node: Node, cluster: Cluster, ctx: Ctx) -> None:
@@ -187,7 +188,7 @@ def test_s6_zone_shortfall_is_clamped_not_a_crash(node: Node, cluster: Cluster, 
         ctx(ActionName.CLUSTER_SCALE_IN, zoned_cluster(node, cluster), data=data)
     )
     assert decision.status is CheckStatus.OK
-    assert decision.data["deletion"]["candidates"] == ["N2", "N4", "N6", "N1"]
+    assert dig(decision.data, "deletion", "candidates") == ["N2", "N4", "N6", "N1"]
 
 
 def test_s7_node_delete(cluster: Cluster, ctx: Ctx) -> None:
@@ -205,7 +206,9 @@ def test_criteria_dispatch(criteria: Criteria, node: Node, cluster: Cluster, ctx
         node(3, created_at=2.0),
     ]
     c = ctx(ActionName.CLUSTER_SCALE_IN, cluster(nodes), inputs={"count": 2})
-    candidates = policy(criteria=criteria.value).before(c).data["deletion"]["candidates"]
+    candidates = list_at(
+        object_at(policy(criteria=criteria.value).before(c).data, "deletion"), "candidates"
+    )
     assert candidates[0] == "N2"
     expected = {"OLDEST_FIRST": "N3", "YOUNGEST_FIRST": "N1", "OLDEST_PROFILE_FIRST": "N1"}
     if criteria.value in expected:
@@ -328,7 +331,9 @@ def test_strict_booleans_and_webhook_ok() -> None:
     assert p.properties["destroy_after_deletion"] is False
     assert p.properties["reduce_desired_capacity"] is True
     hooks = {"type": "webhook", "params": {"url": "https://hooks.example/x"}}
-    assert policy(hooks=hooks).properties["hooks"]["params"]["url"] == "https://hooks.example/x"
+    assert (
+        dig(policy(hooks=hooks).properties, "hooks", "params", "url") == "https://hooks.example/x"
+    )
 
 
 def test_yaml_spec() -> None:
@@ -347,4 +352,4 @@ properties:
     assert parse_spec(text).version == "1.1"
     kind, p = default_policy_registry().create(text)
     assert kind == "senlin.policy.deletion-1.1"
-    assert p.properties["hooks"]["timeout"] == 180
+    assert dig(p.properties, "hooks", "timeout") == 180

@@ -8,6 +8,7 @@ import pytest
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.errors import InvalidRequest, InvalidSpec, PolicyRejected
+from herd.json_types import dig
 from herd.policies.base import Policy, PolicyContext
 from herd.policies.checks import BoundPolicy
 from herd.policies.deletion import DeletionPolicy
@@ -30,8 +31,8 @@ HEALTH = {
 
 def test_health_spec_v10_and_v11() -> None:
     p = HealthPolicy(HEALTH)
-    assert p.properties["detection"]["options"]["interval"] == 30
-    assert p.properties["recovery"]["actions"] == [{"name": "RECREATE", "params": {}}]
+    assert dig(p.properties, "detection", "options", "interval") == 30
+    assert dig(p.properties, "recovery", "actions") == [{"name": "RECREATE", "params": {}}]
     v11 = {
         "detection": {
             "detection_modes": [
@@ -40,9 +41,8 @@ def test_health_spec_v10_and_v11() -> None:
             "interval": 120,
         }
     }
-    assert (
-        HealthPolicy(v11).properties["detection"]["detection_modes"][0]["options"]["interval"] == 60
-    )
+    properties = HealthPolicy(v11).properties
+    assert dig(properties, "detection", "detection_modes", 0, "options", "interval") == 60
     with pytest.raises(InvalidSpec) as info:
         HealthPolicy({"detection": {"type": "PING"}})
     assert info.value.field == "properties.detection.type"

@@ -23,12 +23,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from herd.config import Settings
 from herd.errors import DriverError
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 #: Nova answers meaning "not now": the server is busy, too many requests, unavailable
 RETRYABLE_STATUS = frozenset({409, 429, 503})
@@ -179,7 +180,7 @@ class NovaCloud:
             self._connections[region] = connection
             return connection
 
-    def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def call(self, what: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run one request to the cloud within the concurrency limit, retrying "later" answers.
 
         Only for requests that may be sent twice (reads, deletes, actions on one
@@ -191,18 +192,18 @@ class NovaCloud:
             Exception: a 404 is re-raised as openstacksdk's NotFoundException so that
                 callers can treat "gone" as they need.
         """
-        return self._call(what, self.options.retries, fn, args, kwargs)
+        return self._call(what, self.options.retries, lambda: fn(*args, **kwargs))
 
-    def call_once(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def call_once(self, what: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """:meth:`call` without retries (a retried create could make a second server)."""
-        return self._call(what, 0, fn, args, kwargs)
+        return self._call(what, 0, lambda: fn(*args, **kwargs))
 
-    def _call(self, what: str, retries: int, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
+    def _call(self, what: str, retries: int, request: Callable[[], T]) -> T:
         delay = self.options.retry_delay
         for attempt in range(retries + 1):
             with self._slots:
                 try:
-                    return fn(*args, **kwargs)
+                    return request()
                 except Exception as exc:
                     status = status_of(exc)
                     if status == 404:

@@ -6,13 +6,24 @@ A group lives in one region: the one the cluster's profile names
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from herd.drivers.base import ServerGroup
 from herd.drivers.nova.cloud import NovaCloud, is_not_found
 
 
-def group_of(found: Any) -> ServerGroup:
+class NovaServerGroup(Protocol):
+    """What herd reads of openstacksdk's ``ServerGroup`` (``policy``/``policies`` by
+    microversion, read with ``getattr``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str | None: ...
+
+
+def group_of(found: NovaServerGroup) -> ServerGroup:
     """herd's view of openstacksdk's ServerGroup (``policy`` from API 2.64, else the
     first of ``policies``)."""
     policies = list(getattr(found, "policies", None) or [])

@@ -33,13 +33,13 @@ FAILURE_EVENTS: dict[str, str] = {
 }
 
 
-def _payload_data(message: Mapping[str, Any]) -> Mapping[str, Any]:
+def _payload_data(message: Mapping[str, object]) -> Mapping[str, object]:
     payload = message.get("payload") or {}
     data = payload.get("nova_object.data") if isinstance(payload, Mapping) else None
     return data if isinstance(data, Mapping) else {}
 
 
-def decode(body: Any) -> Mapping[str, Any] | None:
+def decode(body: object) -> Mapping[str, object] | None:
     """The notification inside an oslo.messaging envelope (``oslo.message`` is JSON text)."""
     if isinstance(body, bytes | str):
         try:
@@ -58,7 +58,7 @@ def decode(body: Any) -> Mapping[str, Any] | None:
     return body
 
 
-def failure_of(body: Any) -> tuple[str, str] | None:
+def failure_of(body: object) -> tuple[str, str] | None:
     """``(server id, reason)`` when the notification reports a failed server, else None."""
     message = decode(body)
     if message is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from herd.drivers.base import NodeRequest
 from herd.drivers.nova.cloud import NovaCloud, is_not_found, node_tag
@@ -95,14 +95,44 @@ def boot_arguments(
     return kwargs
 
 
-def fault_text(server: Any) -> str:
+class NovaServer(Protocol):
+    """What herd reads of an openstacksdk ``Server`` (the SDK ships no types); the
+    optional fields (``fault``, ``flavor``, ``image``, ``addresses``...) are read with
+    ``getattr`` because Nova shows them by microversion and role."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def task_state(self) -> str | None: ...
+
+    @property
+    def availability_zone(self) -> str | None: ...
+
+    @property
+    def key_name(self) -> str | None: ...
+
+    @property
+    def metadata(self) -> Mapping[str, str] | None: ...
+
+    @property
+    def tags(self) -> list[str] | None: ...
+
+
+def fault_text(server: NovaServer) -> str:
     """Nova's fault message of a server in ERROR (``No valid host was found...``)."""
     fault = getattr(server, "fault", None) or {}
     message = fault.get("message") if isinstance(fault, Mapping) else None
     return str(message or f"server {server.id} is in ERROR without a fault message")
 
 
-def _fault_of_error(cloud: NovaCloud, conn: Any, server: Any, tries: int = 10) -> str:
+def _fault_of_error(cloud: NovaCloud, conn: Any, server: NovaServer, tries: int = 10) -> str:
     """The fault of a server just put in ERROR. Nova's conductor saves the ERROR state a
     moment before the fault record, so a server read in between has none yet."""
     for _ in range(tries):
@@ -113,14 +143,15 @@ def _fault_of_error(cloud: NovaCloud, conn: Any, server: Any, tries: int = 10) -
     return fault_text(server)
 
 
-def get_server(cloud: NovaCloud, conn: Any, server_id: str) -> Any | None:
+def get_server(cloud: NovaCloud, conn: Any, server_id: str) -> NovaServer | None:
     """The server, or None when Nova says it does not exist."""
     try:
-        return cloud.call("reading the server", conn.compute.get_server, server_id)
+        server: NovaServer = cloud.call("reading the server", conn.compute.get_server, server_id)
     except Exception as exc:
         if is_not_found(exc):
             return None
         raise
+    return server
 
 
 def wait_for(
@@ -188,19 +219,19 @@ def delete_and_wait(
         interval = min(interval * 1.5, 2.0)
 
 
-def find_by_tag(cloud: NovaCloud, conn: Any, tag: str) -> list[Any]:
+def find_by_tag(cloud: NovaCloud, conn: Any, tag: str) -> list[NovaServer]:
     """Servers carrying ``tag`` (Nova filters tags itself)."""
     return list(cloud.call("listing servers", lambda: list(conn.compute.servers(tags=tag))))
 
 
-def node_data(server: Any, region: str | None) -> dict[str, Any]:
+def node_data(server: NovaServer, region: str | None) -> dict[str, object]:
     """What a node keeps about its server (its details, as Senlin showed them).
 
     ``placement.zone`` is the zone Nova reports, which the deletion policy's zone
     split counts by. The admin password Nova returns at boot is never kept.
     """
     zone = getattr(server, "availability_zone", None)
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "placement": {"zone": zone, "region_name": region},
         "server_id": server.id,
         "name": server.name,
@@ -219,7 +250,7 @@ def node_data(server: Any, region: str | None) -> dict[str, Any]:
     return data
 
 
-def _flavor_name(server: Any) -> str | None:
+def _flavor_name(server: NovaServer) -> str | None:
     flavor = getattr(server, "flavor", None)
     if flavor is None:
         return None
@@ -230,7 +261,7 @@ def _flavor_name(server: Any) -> str | None:
     return None
 
 
-def _image_id(server: Any) -> str | None:
+def _image_id(server: NovaServer) -> str | None:
     image = getattr(server, "image", None)
     if image is None:
         return None

@@ -12,7 +12,6 @@ cannot honour on any cloud is refused here, naming the key.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from herd.errors import InvalidSpec
 
@@ -74,11 +73,11 @@ VNIC_TYPES = ("normal", "direct", "macvtap")
 USER_DATA_LIMIT = 65535
 
 
-def _entry(kind: str, description: str, **extra: Any) -> dict[str, Any]:
+def _entry(kind: str, description: str, **extra: object) -> dict[str, object]:
     return {"type": kind, "description": description, **extra}
 
 
-PROPERTIES_SCHEMA: dict[str, dict[str, Any]] = {
+PROPERTIES_SCHEMA: dict[str, dict[str, object]] = {
     "context": _entry("Map", "Customized security context: herd honours 'region_name'."),
     "admin_pass": _entry("String", "Password for the administrator account."),
     "auto_disk_config": _entry(
@@ -107,18 +106,18 @@ def fail(path: str, reason: str) -> InvalidSpec:
     return InvalidSpec(f"properties.{path}: {reason}", field=f"properties.{path}")
 
 
-def _string(path: str, value: Any) -> str:
+def _string(path: str, value: object) -> str:
     # Senlin's String turns scalars into text (YAML reads ``flavor: 1`` as an integer).
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise fail(path, f"The value '{value}' is not a valid string.")
     return str(value)
 
 
-def _optional_string(path: str, value: Any) -> str | None:
+def _optional_string(path: str, value: object) -> str | None:
     return None if value is None else _string(path, value)
 
 
-def _boolean(path: str, value: Any) -> bool:
+def _boolean(path: str, value: object) -> bool:
     # strutils.bool_from_string(strict=True), as Senlin's Boolean
     if isinstance(value, bool):
         return value
@@ -130,7 +129,7 @@ def _boolean(path: str, value: Any) -> bool:
     raise fail(path, f"The value '{value}' is not a valid Boolean")
 
 
-def _integer(path: str, value: Any) -> int:
+def _integer(path: str, value: object) -> int:
     if isinstance(value, bool):
         raise fail(path, f"The value '{value}' is not a valid Integer")
     if isinstance(value, int):
@@ -141,25 +140,25 @@ def _integer(path: str, value: Any) -> int:
         raise fail(path, f"The value '{value}' is not a valid Integer") from None
 
 
-def _map(path: str, value: Any) -> Mapping[str, Any]:
+def _map(path: str, value: object) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
         raise fail(path, f"'{value}' is not a Map")
     return value
 
 
-def _list(path: str, value: Any) -> Sequence[Any]:
+def _list(path: str, value: object) -> Sequence[object]:
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
         raise fail(path, f"'{value!s}' is not a List")
     return value
 
 
-def _known(path: str, value: Mapping[str, Any], keys: Sequence[str]) -> None:
+def _known(path: str, value: Mapping[str, object], keys: Sequence[str]) -> None:
     for key in value:
         if key not in keys:
             raise fail(f"{path}.{key}", f"Unrecognizable spec item '{key}'")
 
 
-def _short_pairs(path: str, value: Any) -> dict[str, str]:
+def _short_pairs(path: str, value: object) -> dict[str, str]:
     """Nova's metadata: text keys and values of at most 255 characters."""
     result: dict[str, str] = {}
     for key, item in _map(path, value).items():
@@ -173,7 +172,7 @@ def _short_pairs(path: str, value: Any) -> dict[str, str]:
     return result
 
 
-def _context(value: Any) -> dict[str, Any]:
+def _context(value: object) -> dict[str, object]:
     given = _map("context", value)
     bad = [str(key) for key in given if key not in SENLIN_CONTEXT_KEYS]
     if bad:
@@ -193,13 +192,13 @@ def _context(value: Any) -> dict[str, Any]:
     return {"region_name": region} if region else {}
 
 
-def _block_device(path: str, value: Any) -> dict[str, Any]:
+def _block_device(path: str, value: object) -> dict[str, object]:
     given = _map(path, value)
     _known(path, given, BDM2_KEYS)
     for key in ("source_type", "destination_type", "volume_size"):
         if given.get(key) is None:
             raise fail(path, f"Required spec item '{key}' not provided")
-    result: dict[str, Any] = {}
+    result: dict[str, object] = {}
     for key, item in given.items():
         if item is None:
             continue
@@ -226,10 +225,10 @@ def _block_device(path: str, value: Any) -> dict[str, Any]:
     return result
 
 
-def _network(path: str, value: Any) -> dict[str, Any]:
+def _network(path: str, value: object) -> dict[str, object]:
     given = _map(path, value)
     _known(path, given, NETWORK_KEYS)
-    result: dict[str, Any] = {}
+    result: dict[str, object] = {}
     for key, item in given.items():
         if item is None:
             continue
@@ -272,15 +271,15 @@ def _network(path: str, value: Any) -> dict[str, Any]:
     return result
 
 
-def _user_data(value: Any) -> str | None:
+def _user_data(value: object) -> str | None:
     text = _optional_string("user_data", value)
     if text is not None and (len(text.encode()) + 2) // 3 * 4 > USER_DATA_LIMIT:
         raise fail("user_data", f"longer than Nova's {USER_DATA_LIMIT} bytes once base64-encoded")
     return text
 
 
-def _scheduler_hints(value: Any) -> dict[str, Any]:
-    result: dict[str, Any] = {}
+def _scheduler_hints(value: object) -> dict[str, object]:
+    result: dict[str, object] = {}
     for key, item in _map("scheduler_hints", value).items():
         path = f"scheduler_hints.{key}"
         if isinstance(item, list):
@@ -290,7 +289,7 @@ def _scheduler_hints(value: Any) -> dict[str, Any]:
     return result
 
 
-def validate_server_properties(properties: Any) -> dict[str, Any]:
+def validate_server_properties(properties: object) -> dict[str, object]:
     """Check an ``os.nova.server`` spec's properties; return them normalised.
 
     The result has every key (absent ones as None, or as their default), names and
@@ -317,17 +316,20 @@ def validate_server_properties(properties: Any) -> dict[str, Any]:
     bdm = given.get("block_device_mapping_v2")
     networks = given.get("networks")
     groups = given.get("security_groups")
-    result: dict[str, Any] = {
-        "context": _context(given["context"]) if "context" in given else {},
-        "admin_pass": _optional_string("admin_pass", given.get("admin_pass")),
-        "auto_disk_config": _boolean("auto_disk_config", given.get("auto_disk_config", True)),
-        "availability_zone": _optional_string("availability_zone", given.get("availability_zone")),
-        "block_device_mapping_v2": None
+    devices = (
+        None
         if bdm is None
         else [
             _block_device(f"block_device_mapping_v2[{i}]", item)
             for i, item in enumerate(_list("block_device_mapping_v2", bdm))
-        ],
+        ]
+    )
+    result: dict[str, object] = {
+        "context": _context(given["context"]) if "context" in given else {},
+        "admin_pass": _optional_string("admin_pass", given.get("admin_pass")),
+        "auto_disk_config": _boolean("auto_disk_config", given.get("auto_disk_config", True)),
+        "availability_zone": _optional_string("availability_zone", given.get("availability_zone")),
+        "block_device_mapping_v2": devices,
         "config_drive": None
         if given.get("config_drive") is None
         else _boolean("config_drive", given["config_drive"]),
@@ -350,7 +352,7 @@ def validate_server_properties(properties: Any) -> dict[str, Any]:
     }
     if not result["image"] and not any(
         d.get("boot_index") == 0 or d["source_type"] in ("volume", "snapshot")
-        for d in result["block_device_mapping_v2"] or []
+        for d in devices or []
     ):
         # Nova would answer "Block Device Mapping is Invalid" or boot nothing
         raise fail("image", "Required spec item 'image' not provided (nor a boot device)")

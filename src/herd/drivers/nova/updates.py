@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 IN_PLACE = frozenset({"name", "admin_pass", "metadata", "image", "flavor"})
 
 
-def needs_recreate(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def needs_recreate(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:
     """The changed properties that a running server cannot take (sorted)."""
     return sorted(
         key for key in set(old) | set(new) if key not in IN_PLACE and old.get(key) != new.get(key)

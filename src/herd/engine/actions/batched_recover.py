@@ -12,7 +12,6 @@ resumed run continues at that batch and reuses the children already planned.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from herd.engine.execution import ActionExecution
 from herd.engine.node_results import ChildResults
@@ -28,7 +27,7 @@ def batched(ex: ActionExecution) -> bool:
 
 
 def store_recover_plan(
-    ex: ActionExecution, order: list[str], targets: Mapping[str, Mapping[str, Any]]
+    ex: ActionExecution, order: list[str], targets: Mapping[str, Mapping[str, object]]
 ) -> None:
     """Store the recovery's targets and batches once (a resumed run keeps the first plan)."""
     schedule = dict(ex.data[DATA_KEY])
@@ -44,7 +43,7 @@ def store_recover_plan(
 def recover_in_batches(ex: ActionExecution, nodeops: NodeOperations) -> tuple[ChildResults, str]:
     """Run the stored batches from the one reached; the results and where it stopped ("" if not)."""
     schedule = dict(ex.data.get(DATA_KEY) or {})
-    targets: dict[str, dict[str, Any]] = schedule.get("recover") or {}
+    targets: dict[str, dict[str, object]] = schedule.get("recover") or {}
     plan: list[list[str]] = schedule.get("plan") or []
     pause = float(schedule.get("pause_time") or 0)
     total = ChildResults()

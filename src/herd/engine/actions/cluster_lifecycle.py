@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from herd.engine.actions.cluster_health import HealthHandlers
 from herd.engine.actions.removal import RemovalPlan, remove_nodes
 from herd.engine.actions.rolling_update import rolling_update
@@ -203,7 +201,7 @@ class LifecycleHandlers:
                             f"the cluster ({cluster.id}) already."
                         )
             priority, profile_id = type(instance).priority, cluster.profile_id
-        data: dict[str, Any] = {}
+        data: dict[str, object] = {}
         if isinstance(instance, AffinityPolicy):
             # the cloud is asked outside any transaction; the cluster's lock is held
             found = attach_group(ex, instance, profile_id)

@@ -16,6 +16,7 @@ from herd.engine.clusters import (
 from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.nodeops import NodeOperations
 from herd.errors import NotFound
+from herd.json_types import int_value
 from herd.policies.shrink import ShrinkPlan, plan_shrink
 from herd.policies.victims import Victims
 from herd.store import clusters
@@ -29,9 +30,9 @@ def _bounds(cluster: ClusterRow) -> SizeBounds:
     return SizeBounds(cluster.min_size, cluster.max_size, cluster.desired_capacity)
 
 
-def _positive_count(value: Any, verb: str) -> int | str:
+def _positive_count(value: object, verb: str) -> int | str:
     try:
-        count = int(value)
+        count = int_value(value)
     except (TypeError, ValueError):
         return f"Invalid count ({value}) for {verb}."
     if isinstance(value, bool) or count <= 0:
@@ -115,7 +116,7 @@ class ScalingHandlers:
                 ex.data,
                 ex.seed,
                 ex.ctx.settings.max_nodes_per_cluster,
-                rules=ex.notes.get("rules"),
+                rules=_rules(ex.notes.get("rules")),
             )
             if plan.error:
                 return {"error": plan.error}
@@ -272,3 +273,8 @@ def _bounds_update(new_min: Any, new_max: Any) -> dict[str, Any]:
     if new_max is not None:
         values["max_size"] = int(new_max)
     return values
+
+
+def _rules(value: object) -> list[str] | None:
+    # the deletion policy's notes: the rule of each victim, in order
+    return [str(rule) for rule in value] if isinstance(value, list) else None

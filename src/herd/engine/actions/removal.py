@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from herd.engine.execution import ActionExecution
 from herd.engine.node_results import ChildResults
@@ -19,7 +18,7 @@ class RemovalPlan:
     destroy: bool
     grace_period: float
     reduce_desired_capacity: bool
-    hooks: Mapping[str, Any] | None
+    hooks: Mapping[str, object] | None
 
 
 def removal_plan(

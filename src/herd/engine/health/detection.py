@@ -13,7 +13,6 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
@@ -37,8 +36,8 @@ class ProbeTarget:
     index: int
     cluster_id: str | None
     physical_id: str | None
-    data: Mapping[str, Any] = field(default_factory=dict)
-    properties: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, object] = field(default_factory=dict)
+    properties: Mapping[str, object] = field(default_factory=dict)
 
     def ref(self) -> ResourceRef:
         return ref_of(self.node_id, self.physical_id, self.data, self.properties)
@@ -132,7 +131,7 @@ def probe_poll_url(
 
     ``poll_url_retry_limit`` attempts in all (at least one, as Senlin's
     ``stop_after_attempt``), ``poll_url_retry_interval`` seconds apart; the node is
-    healthy as soon as one attempt is. Any answer but 2xx, or a body without the
+    healthy as soon as one attempt is. An answer other than 2xx, or a body without the
     ``poll_url_healthy_response`` pattern, is a failed attempt; a connection error
     is one only with ``poll_url_conn_error_as_unhealthy``.
     """

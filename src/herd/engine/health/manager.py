@@ -15,7 +15,6 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from herd.drivers.base import Driver, ResourceEvent
 from herd.engine.context import EngineContext
@@ -135,7 +134,7 @@ class HealthManager:
     def _settings(self, binding: HealthBinding) -> HealthSettings | None:
         try:
             _, policy = self.ctx.policies.create(binding.spec)
-            found: Any = getattr(policy, "settings", None)
+            found: object = getattr(policy, "settings", None)
             if isinstance(found, HealthSettings):
                 return found
             return read_health_settings(policy.properties)

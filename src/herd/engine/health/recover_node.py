@@ -16,6 +16,7 @@ from herd.drivers.base import CreatedResource, Driver, NodeRequest, ResourceRef
 from herd.engine.background import AbandonableCalls
 from herd.engine.context import EngineContext
 from herd.errors import HerdError
+from herd.json_types import float_value, list_at, object_at
 from herd.policies.health_settings import HealthSettings, read_health_settings
 from herd.store import events, node_checks
 from herd.store.database import Session
@@ -29,7 +30,7 @@ class RecoveryOptions:
     """How to recover: the operation and Senlin's recreate and fencing settings."""
 
     operation: RecoveryOperation = RecoveryOperation.RECREATE
-    operation_params: dict[str, Any] = field(default_factory=dict)
+    operation_params: dict[str, object] = field(default_factory=dict)
     #: seconds the old resource may take to go before RECREATE gives up (<= 0: no limit)
     delete_timeout: float = 20.0
     #: create the new resource even when deleting the old one failed or timed out
@@ -46,7 +47,7 @@ class RecoveryOptions:
             fencing=settings.fencing,
         )
 
-    def to_inputs(self) -> dict[str, Any]:
+    def to_inputs(self) -> dict[str, object]:
         return {
             "operation": self.operation.value,
             "operation_params": dict(self.operation_params),
@@ -55,15 +56,17 @@ class RecoveryOptions:
             "fencing": list(self.fencing),
         }
 
-    def merged(self, inputs: Mapping[str, Any]) -> RecoveryOptions:
+    def merged(self, inputs: Mapping[str, object]) -> RecoveryOptions:
         """These options with what an action's inputs say (the API's ``operation`` wins)."""
         operation = inputs.get("operation")
         return RecoveryOptions(
             operation=RecoveryOperation(str(operation).upper()) if operation else self.operation,
-            operation_params=dict(inputs.get("operation_params") or self.operation_params),
-            delete_timeout=float(inputs.get("delete_timeout", self.delete_timeout)),
+            operation_params=dict(object_at(inputs, "operation_params") or self.operation_params),
+            delete_timeout=float_value(inputs.get("delete_timeout", self.delete_timeout)),
             force_recreate=bool(inputs.get("force_recreate", self.force_recreate)),
-            fencing=tuple(inputs.get("fencing", self.fencing)),
+            fencing=tuple(map(str, list_at(inputs, "fencing")))
+            if "fencing" in inputs
+            else self.fencing,
         )
 
 

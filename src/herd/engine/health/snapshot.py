@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from herd.engine.context import EngineContext
 from herd.engine.health.detection import ProbeTarget
@@ -23,7 +22,7 @@ from herd.store.node_checks import StoredCheck
 from herd.types import ActionStatus, NodeStatus
 
 #: profile id -> (profile type, validated properties), or an error text
-ProfileCache = dict[str, tuple[str, dict[str, Any]] | str]
+ProfileCache = dict[str, tuple[str, dict[str, object]] | str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +61,7 @@ class RoundSnapshot:
 def _suspension(session: Session, binding_id: str) -> tuple[str, str] | None:
     """(action id, action name) of the running action that suspended checks, if any."""
     binding = bindings.get(session, binding_id)
-    data: Mapping[str, Any] = (binding.data or {}) if binding is not None else {}
+    data: Mapping[str, object] = (binding.data or {}) if binding is not None else {}
     if not data.get("suspended"):
         return None
     action_id = data.get("suspended_by")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from herd.engine.clusters import SETTLED, evaluate_in
 from herd.engine.context import EngineContext
@@ -258,7 +257,7 @@ class RecoveryStarter:
             return False
         options = RecoveryOptions.from_settings(settings)
         detected = {node_id: self._detected(verdict) for node_id, (verdict, _) in due.items()}
-        inputs: dict[str, Any] = {
+        inputs: dict[str, object] = {
             "nodes": sorted(due),
             "detected": detected,
             **options.to_inputs(),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import JSON, Float, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -38,7 +36,7 @@ class ClusterLockRow(Base):
     __tablename__ = "cluster_locks"
 
     cluster_id: Mapped[str] = mapped_column(ID, primary_key=True)
-    action_ids: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    action_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     semaphore: Mapped[int] = mapped_column(Integer)
     updated_at: Mapped[float] = mapped_column(Float)
 

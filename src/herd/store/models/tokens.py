@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import JSON, Float, String
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -21,4 +19,4 @@ class TokenRow(Base):
     created_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     #: the regions an agent token may read (``placement.region_name``); None: every region
-    regions: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    regions: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)

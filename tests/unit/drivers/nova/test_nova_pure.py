@@ -20,6 +20,7 @@ from herd.drivers.nova.notifications import failure_of
 from herd.drivers.nova.servers import boot_arguments, node_data
 from herd.drivers.nova.spec import validate_server_properties
 from herd.errors import DriverError
+from herd.json_types import dig
 
 
 def _request(placement: dict[str, Any] | None = None, **props: Any) -> NodeRequest:
@@ -105,7 +106,7 @@ def test_node_data_is_senlin_like_and_keeps_no_password() -> None:
     assert data["placement"] == {"zone": "az2", "region_name": "RegionOne"}
     assert data["server_id"] == "s-1" and data["host"] == "compute2"
     assert data["flavor"] == "m1.tiny" and data["image"] == "img-1"
-    assert data["addresses"]["private"][0]["addr"] == "10.0.0.3"
+    assert dig(data, "addresses", "private", 0, "addr") == "10.0.0.3"
     assert "secret" not in json.dumps(data)
 
 

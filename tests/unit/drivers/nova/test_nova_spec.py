@@ -50,7 +50,7 @@ def test_senlin_doc_spec_validates_unchanged() -> None:
     assert props["image"] == "cirros-0.4.0-x86_64-disk"
     assert props["networks"] == [{"network": "private"}]
     assert props["metadata"] == {"test_key": "test_value"}
-    assert props["user_data"].startswith("#!/bin/sh")
+    assert str(props["user_data"]).startswith("#!/bin/sh")
     assert props["auto_disk_config"] is True
 
 
