@@ -15,7 +15,6 @@ from fastapi import APIRouter, Response
 from herd.api.auth import Context, RequestContext
 from herd.api.bodies import json_body
 from herd.api.deps import ServicesDep
-from herd.api.schemas.base import openapi_body
 from herd.api.schemas.clusters import ClusterMetadata, ClusterMetadataItem
 from herd.api.services.cluster_metadata import metadata_owner as _cluster
 from herd.errors import InvalidRequest, NotFound
@@ -47,7 +46,7 @@ def get_metadata(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[s
         return {"metadata": _cluster(session, ctx, cluster_id, change=False).meta_data or {}}
 
 
-@router.post("", openapi_extra=openapi_body(ClusterMetadata))
+@router.post("")
 def merge_metadata(
     cluster_id: str, services: ServicesDep, ctx: Context, request: MetadataBody
 ) -> dict[str, Any]:
@@ -55,7 +54,7 @@ def merge_metadata(
     return _write(services, ctx, cluster_id, request, replace=False)
 
 
-@router.put("", openapi_extra=openapi_body(ClusterMetadata))
+@router.put("")
 def replace_metadata(
     cluster_id: str, services: ServicesDep, ctx: Context, request: MetadataBody
 ) -> dict[str, Any]:
@@ -72,7 +71,7 @@ def get_item(cluster_id: str, key: str, services: ServicesDep, ctx: Context) -> 
     return {"meta": {key: metadata[key]}}
 
 
-@router.put("/{key}", openapi_extra=openapi_body(ClusterMetadataItem))
+@router.put("/{key}")
 def set_item(
     cluster_id: str,
     key: str,

@@ -9,6 +9,8 @@ from fastapi import APIRouter, Request
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
+from herd.api.openapi import answers
+from herd.api.view_models import BindingView
 from herd.api.views import render_bindings
 from herd.errors import NotFound
 from herd.store import bindings
@@ -28,7 +30,11 @@ LIST_SPEC = pagination.ListSpec(
 )
 
 
-@router.get("/{cluster_id}/policies", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
+@router.get(
+    "/{cluster_id}/policies",
+    responses=answers("cluster_policies", BindingView, many=True),
+    openapi_extra=pagination.openapi_parameters(LIST_SPEC),
+)
 def list_cluster_policies(
     cluster_id: str, request: Request, services: ServicesDep, ctx: Context
 ) -> dict[str, Any]:
@@ -42,7 +48,7 @@ def list_cluster_policies(
         return {"cluster_policies": render_bindings(session, rows)}
 
 
-@router.get("/{cluster_id}/policies/{policy_id}")
+@router.get("/{cluster_id}/policies/{policy_id}", responses=answers("cluster_policy", BindingView))
 def get_cluster_policy(
     cluster_id: str, policy_id: str, services: ServicesDep, ctx: Context
 ) -> dict[str, Any]:

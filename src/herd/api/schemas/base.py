@@ -7,9 +7,9 @@ turns a raw body into a typed request is :func:`parse_body`: it validates, picks
 the error Senlin would report first (unknown keys, then missing keys, then bad
 values) and raises :class:`~herd.errors.InvalidRequest` naming the field.
 
-Routers keep receiving the raw JSON (``Body(None)``) and call :func:`parse_body`,
-so the texts stay ours rather than FastAPI's; :func:`openapi_body` publishes the
-model in ``/openapi.json`` (see ``herd.api.openapi``).
+Routes receive the raw JSON through the dependencies of ``herd.api.bodies``, which call
+:func:`parse_body`, so the texts stay ours rather than FastAPI's; ``herd.api.openapi``
+publishes the models in ``/openapi.json`` from those dependencies.
 """
 
 from __future__ import annotations
@@ -338,29 +338,6 @@ def check_given(
         ]
         if problems:
             raise _to_invalid(model, problems) from None
-
-
-def openapi_body(
-    model: type[RequestModel], *, envelope: str | None = None, required: bool = True
-) -> dict[str, Any]:
-    """``openapi_extra`` for a route whose body is ``model`` (optionally wrapped)."""
-    schema: dict[str, Any] = {"$ref": f"#/components/schemas/{model.__name__}"}
-    if envelope is not None:
-        schema = {
-            "type": "object",
-            "properties": {envelope: schema},
-            "required": [envelope],
-            "additionalProperties": False,
-        }
-    if not required:
-        # An optional body may also be JSON null, which reads as no body at all.
-        schema = {"anyOf": [schema, {"type": "null"}]}
-    return {
-        "requestBody": {
-            "required": required,
-            "content": {"application/json": {"schema": schema}},
-        }
-    }
 
 
 def all_request_models() -> list[type[RequestModel]]:
