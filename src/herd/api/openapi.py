@@ -90,7 +90,7 @@ def answers(
     }
 
 
-def response_schemas() -> dict[str, Any]:
+def response_schemas() -> dict[str, object]:
     """JSON schemas of the views named by :func:`answers`, keyed by type name."""
     schemas: dict[str, Any] = {}
     for name, view in sorted(RESPONSE_VIEWS.items()):
@@ -133,7 +133,7 @@ def document_errors(document: dict[str, Any]) -> None:
     schemas["SenlinError"] = ERROR_SCHEMA
 
 
-def request_body(doc: BodyDoc) -> dict[str, Any]:
+def request_body(doc: BodyDoc) -> dict[str, object]:
     """The ``requestBody`` of an operation whose body is ``doc.model`` (maybe wrapped)."""
     schema: dict[str, Any] = {"$ref": REF_TEMPLATE.format(model=doc.model.__name__)}
     if doc.envelope is not None:
@@ -191,7 +191,7 @@ def document_bodies(app: FastAPI, document: dict[str, Any]) -> None:
                 operation["requestBody"] = request_body(doc)
 
 
-def request_schemas() -> dict[str, Any]:
+def request_schemas() -> dict[str, object]:
     """JSON schemas of every request model, keyed by model name, nested ones included."""
     schemas: dict[str, Any] = {}
     for model in all_request_models():
@@ -205,7 +205,7 @@ def request_schemas() -> dict[str, Any]:
 def install_openapi(app: FastAPI) -> None:
     """Make ``app.openapi()`` include the request models (built once, then cached)."""
 
-    def build() -> dict[str, Any]:
+    def build() -> dict[str, object]:
         if app.openapi_schema is None:
             document = get_openapi(
                 title=app.title,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Request, Response
 
@@ -59,7 +59,7 @@ def _summary(request: Request) -> bool:
     responses=answers("actions", ActionView, many=True),
     openapi_extra=pagination.openapi_parameters(LIST_SPEC),
 )
-def list_actions(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def list_actions(request: Request, services: ServicesDep, ctx: Context) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
@@ -87,7 +87,7 @@ SUMMARY_PARAMETER = {
 )
 def get_action(
     action_id: str, request: Request, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     summary = _summary(request)
     with services.database.read() as session:
         row = find(session, ActionRow, action_id, ctx.scope(), "action")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter
 
@@ -23,7 +23,7 @@ def adopt_preview(
     services: ServicesDep,
     ctx: Context,
     request: Annotated[NodeAdoptPreview, json_body(NodeAdoptPreview, since="1.7")],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Senlin answers ``{"node_profile": {"node_preview": spec}}`` (its api-ref omits the
     outer key; python-senlinclient reads it)."""
     return {"node_profile": service.adopt_preview(services, ctx, request)}
@@ -34,7 +34,7 @@ def adopt(
     services: ServicesDep,
     ctx: Context,
     request: Annotated[NodeAdopt, json_body(NodeAdopt, since="1.7")],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     with services.database.write() as session:
         node = service.adopt_node(session, services, ctx, request)
         session.flush()

@@ -8,7 +8,7 @@ only, no driver is involved, so no action is needed.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Response
 
@@ -31,7 +31,7 @@ def _write(
     identity: str,
     request: ClusterMetadata,
     replace: bool,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     with services.database.write() as session:
         cluster = _cluster(session, ctx, identity, change=True)
         given = request.metadata or {}
@@ -41,7 +41,7 @@ def _write(
 
 
 @router.get("")
-def get_metadata(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_metadata(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     with services.database.read() as session:
         return {"metadata": _cluster(session, ctx, cluster_id, change=False).meta_data or {}}
 
@@ -49,7 +49,7 @@ def get_metadata(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[s
 @router.post("")
 def merge_metadata(
     cluster_id: str, services: ServicesDep, ctx: Context, request: MetadataBody
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Add or change the given keys; other keys stay."""
     return _write(services, ctx, cluster_id, request, replace=False)
 
@@ -57,13 +57,13 @@ def merge_metadata(
 @router.put("")
 def replace_metadata(
     cluster_id: str, services: ServicesDep, ctx: Context, request: MetadataBody
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Replace the whole metadata map (``{}`` clears it)."""
     return _write(services, ctx, cluster_id, request, replace=True)
 
 
 @router.get("/{key}")
-def get_item(cluster_id: str, key: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_item(cluster_id: str, key: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     with services.database.read() as session:
         metadata = _cluster(session, ctx, cluster_id, change=False).meta_data or {}
     if key not in metadata:
@@ -78,7 +78,7 @@ def set_item(
     services: ServicesDep,
     ctx: Context,
     request: Annotated[ClusterMetadataItem, json_body(ClusterMetadataItem)],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     meta = request.meta or {}
     if set(meta) != {key}:
         raise InvalidRequest(f'The body must be {{"meta": {{"{key}": <value>}}}}.', field="meta")

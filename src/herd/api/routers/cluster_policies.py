@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 
 from herd.api import pagination
@@ -37,7 +35,7 @@ LIST_SPEC = pagination.ListSpec(
 )
 def list_cluster_policies(
     cluster_id: str, request: Request, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     with services.database.read() as session:
         cluster = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
@@ -51,7 +49,7 @@ def list_cluster_policies(
 @router.get("/{cluster_id}/policies/{policy_id}", responses=answers("cluster_policy", BindingView))
 def get_cluster_policy(
     cluster_id: str, policy_id: str, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     with services.database.read() as session:
         cluster = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
         policy = find(session, PolicyRow, policy_id, ctx.scope(), "policy")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
@@ -56,7 +56,7 @@ def _show_nodes(request: Request) -> bool:
     responses=answers("clusters", ClusterView, many=True),
     openapi_extra=pagination.openapi_parameters(LIST_SPEC),
 )
-def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
+def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     query = select_rows(
@@ -101,7 +101,7 @@ def create_cluster(
 @router.get("/{cluster_id}", responses=answers("cluster", ClusterView))
 def get_cluster(
     cluster_id: str, request: Request, services: ServicesDep, ctx: ReaderContext
-) -> dict[str, Any]:
+) -> dict[str, object]:
     show_nodes = _show_nodes(request)
     with services.database.read() as session:
         row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
@@ -155,7 +155,7 @@ def delete_cluster(
 @router.get("/{cluster_id}/attrs/{path:path}")
 def collect_attrs(
     cluster_id: str, path: str, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Senlin's cluster collect (1.2): a JSONPath over the members' node views."""
     with services.database.read() as session:
         return {"cluster_attributes": collect(session, ctx, cluster_id, path)}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from fastapi import APIRouter, Request
 
@@ -58,7 +57,7 @@ LIST_SPEC = pagination.ListSpec(
     responses=answers("events", EventView, many=True),
     openapi_extra=pagination.openapi_parameters(LIST_SPEC),
 )
-def list_events(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def list_events(request: Request, services: ServicesDep, ctx: Context) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
@@ -68,6 +67,6 @@ def list_events(request: Request, services: ServicesDep, ctx: Context) -> dict[s
 
 
 @router.get("/{event_id}", responses=answers("event", EventView))
-def get_event(event_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_event(event_id: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     with services.database.read() as session:
         return {"event": event_view(find_event(session, event_id, ctx.scope()))}

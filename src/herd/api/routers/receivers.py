@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Request, Response
 
@@ -52,7 +52,7 @@ def base_url(request: Request, services: Services) -> str:
 
 
 @router.get("", responses=answers("receivers", ReceiverView, many=True))
-def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
@@ -69,7 +69,7 @@ def create_receiver(
     parsed: Annotated[
         ReceiverCreate, json_body(ReceiverCreate, envelope="receiver", request_object=True)
     ],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     with services.database.write() as session:
         row = service.create_receiver(session, services, ctx, parsed, base_url(request, services))
         session.flush()
@@ -77,7 +77,7 @@ def create_receiver(
 
 
 @router.get("/{receiver_id}", responses=answers("receiver", ReceiverView))
-def get_receiver(receiver_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_receiver(receiver_id: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     with services.database.read() as session:
         return {"receiver": _shown(service.find_receiver(session, ctx, receiver_id), services)}
 
@@ -89,7 +89,7 @@ def update_receiver(
     services: ServicesDep,
     ctx: Context,
     parsed: Annotated[ReceiverUpdate, json_body(ReceiverUpdate, envelope="receiver", since="1.7")],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     with services.database.write() as session:
         row = service.update_receiver(
             session, services, ctx, receiver_id, parsed, base_url(request, services)

@@ -48,7 +48,7 @@ def spec_router(
     identity = Path(alias=f"{kind}_id")
     item = f"/{{{kind}_id}}"
 
-    def list_all(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
+    def list_all(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, object]:
         params = pagination.parse(request.query_params, list_spec)
         scope = ctx.list_scope(params.global_project)
         with services.database.read() as session:
@@ -60,7 +60,9 @@ def spec_router(
     validate_body = json_body(SpecValidate, envelope=kind, request_object=True, since="1.2")
     update_body = json_body(spec.update_request, envelope=kind)
 
-    def create(services: ServicesDep, ctx: Context, request: Any = create_body) -> dict[str, Any]:
+    def create(
+        services: ServicesDep, ctx: Context, request: Any = create_body
+    ) -> dict[str, object]:
         # validated before the transaction: a Nova profile's check asks the cloud
         parsed = spec.parse_spec(services, request.spec)
         with services.database.write() as session:
@@ -70,16 +72,16 @@ def spec_router(
 
     def validate(
         services: ServicesDep, ctx: Context, request: SpecValidate = validate_body
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         return {kind: view(service.validate(services, ctx, spec, request))}
 
-    def show(services: ServicesDep, ctx: ReaderContext, ident: str = identity) -> dict[str, Any]:
+    def show(services: ServicesDep, ctx: ReaderContext, ident: str = identity) -> dict[str, object]:
         with services.database.read() as session:
             return {kind: for_caller(ctx, view(service.find_visible(session, ctx, spec, ident)))}
 
     def update(
         services: ServicesDep, ctx: Context, ident: str = identity, request: Any = update_body
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         with services.database.write() as session:
             row = service.update(session, services, ctx, spec, ident, request)
             session.flush()
