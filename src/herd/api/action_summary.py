@@ -12,15 +12,15 @@ parameter the view is unchanged (docs/api.md).
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import JsonValue
+
+from herd.api.view_models import ActionView, JsonObject
 
 #: items kept of a long list or object
 KEEP = 20
-#: the parts of an action view whose values may hold per-member lists
-NESTED = ("inputs", "outputs", "data")
 
 
-def cut(value: Any, path: str, truncated: dict[str, int]) -> Any:
+def cut(value: JsonValue, path: str, truncated: dict[str, int]) -> JsonValue:
     """``value`` with every list or object longer than :data:`KEEP` cut, recorded in ``truncated``.
 
     Parallel lists (``outputs.shrink.victims`` and ``rules``) stay aligned: each keeps its
@@ -40,7 +40,12 @@ def cut(value: Any, path: str, truncated: dict[str, int]) -> Any:
     return value
 
 
-def summarise(view: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+def _cut_object(value: JsonObject, path: str, truncated: dict[str, int]) -> JsonObject:
+    cut_value = cut(value, path, truncated)
+    return cut_value if isinstance(cut_value, dict) else {}
+
+
+def summarise(view: ActionView, counts: dict[str, int]) -> ActionView:
     """The summary of one action view whose dependency lists were read cut already.
 
     Args:
@@ -48,8 +53,11 @@ def summarise(view: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
             :data:`KEEP` ids each.
         counts: the full length of each dependency list (``depends_on``, ``depended_by``).
     """
-    truncated = {key: count for key, count in counts.items() if count > len(view[key])}
-    for key in NESTED:
-        view[key] = cut(view[key], key, truncated)
+    kept = {"depends_on": len(view["depends_on"]), "depended_by": len(view["depended_by"])}
+    truncated = {key: count for key, count in counts.items() if count > kept.get(key, count)}
+    # the parts of an action view whose values may hold per-member lists
+    view["inputs"] = _cut_object(view["inputs"], "inputs", truncated)
+    view["outputs"] = _cut_object(view["outputs"], "outputs", truncated)
+    view["data"] = _cut_object(view["data"], "data", truncated)
     view["truncated"] = dict(sorted(truncated.items()))
     return view

@@ -18,8 +18,9 @@ agent tokens unless it says otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
@@ -165,14 +166,19 @@ def _token_context(services: Services, secret: str, version: APIVersion) -> Requ
 
 #: what an agent token never reads: tenants' specs (where credentials live, e.g. a
 #: process's ``env``), metadata, config and data. Reconciling needs ids, names and projects.
+View = TypeVar("View", bound=Mapping[str, object])
+
 AGENT_HIDDEN = frozenset(("spec", "metadata", "config", "data", "details", "dependents"))
 
 
-def for_caller(ctx: RequestContext, view: dict[str, Any]) -> dict[str, Any]:
-    """``view`` as the caller may read it: without :data:`AGENT_HIDDEN` for an agent."""
+def for_caller(ctx: RequestContext, view: View) -> View:
+    """``view`` as the caller may read it: without :data:`AGENT_HIDDEN` for an agent.
+
+    The views' types (``herd.api.view_models``) declare those keys ``NotRequired``.
+    """
     if not ctx.is_agent:
         return view
-    return {key: value for key, value in view.items() if key not in AGENT_HIDDEN}
+    return cast(View, {key: value for key, value in view.items() if key not in AGENT_HIDDEN})
 
 
 Context = Annotated[RequestContext, Depends(get_context)]

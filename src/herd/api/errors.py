@@ -79,7 +79,7 @@ def status_for(exc: BaseException) -> int:
     return 500
 
 
-def error_body(status: int, message: str, error_type: str) -> dict[str, Any]:
+def error_body(status: int, message: str, error_type: str) -> dict[str, object]:
     title, explanation = TITLES.get(status, ("Error", ""))
     return {
         "code": status,

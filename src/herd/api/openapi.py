@@ -1,19 +1,25 @@
-"""``/openapi.json`` with a schema for every request body.
+"""``/openapi.json`` written from the types the routes take and answer.
 
-Routers read raw JSON and validate it with :func:`herd.api.schemas.base.parse_body`
-(so errors keep Senlin's texts); each such route names its model through
-``openapi_extra=openapi_body(Model)``, which refers to
-``#/components/schemas/<Model>``. This module puts every request model, and the
-models they nest, into those components.
+Routes take their bodies through the dependencies of :mod:`herd.api.bodies` (raw JSON
+validated with Senlin's texts, not FastAPI's); each such dependency carries the model it
+parses into, from which :func:`document_bodies` writes the operation's ``requestBody``
+(``#/components/schemas/<Model>``). This module puts every request model, and the models
+they nest, into those components, and Senlin's error body under every 4xx.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.dependencies.models import Dependant
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
+from pydantic import TypeAdapter
+from starlette.routing import BaseRoute
 
+from herd.api.bodies import BodyDoc, body_doc
 from herd.api.schemas.base import all_request_models
 
 REF_TEMPLATE = "#/components/schemas/{model}"
@@ -55,6 +61,46 @@ DELETE_ACCEPTED: dict[int | str, dict[str, Any]] = {
 }
 
 
+#: the view types routes answer with (:func:`answers`), put into the components
+RESPONSE_VIEWS: dict[str, type] = {}
+
+
+def answers(
+    key: str | None,
+    view: type,
+    *,
+    many: bool = False,
+    status: int = 200,
+    description: str = "OK",
+) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` of a route answering ``{key: view}`` (``{key: [view, ...]}`` if ``many``,
+    ``view`` itself if ``key`` is None).
+
+    ``view`` is a TypedDict of :mod:`herd.api.view_models`; its JSON schema is made from the
+    type when ``/openapi.json`` is built, and nothing checks answers at run time.
+    """
+    RESPONSE_VIEWS[view.__name__] = view
+    item: dict[str, Any] = {"$ref": REF_TEMPLATE.format(model=view.__name__)}
+    value = {"type": "array", "items": item} if many else item
+    schema = value
+    if key is not None:
+        schema = {"type": "object", "required": [key], "properties": {key: value}}
+    return {
+        status: {"description": description, "content": {"application/json": {"schema": schema}}}
+    }
+
+
+def response_schemas() -> dict[str, object]:
+    """JSON schemas of the views named by :func:`answers`, keyed by type name."""
+    schemas: dict[str, Any] = {}
+    for name, view in sorted(RESPONSE_VIEWS.items()):
+        schema = TypeAdapter(view).json_schema(ref_template=REF_TEMPLATE)
+        for nested, nested_schema in schema.pop("$defs", {}).items():
+            schemas.setdefault(nested, nested_schema)
+        schemas[name] = schema
+    return schemas
+
+
 def document_errors(document: dict[str, Any]) -> None:
     """Say what herd answers: Senlin's error body with 400/404/409/413, never a 422.
 
@@ -87,7 +133,65 @@ def document_errors(document: dict[str, Any]) -> None:
     schemas["SenlinError"] = ERROR_SCHEMA
 
 
-def request_schemas() -> dict[str, Any]:
+def request_body(doc: BodyDoc) -> dict[str, object]:
+    """The ``requestBody`` of an operation whose body is ``doc.model`` (maybe wrapped)."""
+    schema: dict[str, Any] = {"$ref": REF_TEMPLATE.format(model=doc.model.__name__)}
+    if doc.envelope is not None:
+        schema = {
+            "type": "object",
+            "properties": {doc.envelope: schema},
+            "required": [doc.envelope],
+            "additionalProperties": False,
+        }
+    if not doc.required:
+        # An optional body may also be JSON null, which reads as no body at all.
+        schema = {"anyOf": [schema, {"type": "null"}]}
+    return {"required": doc.required, "content": {"application/json": {"schema": schema}}}
+
+
+def _body_doc(dependant: Dependant) -> BodyDoc | None:
+    for dependency in dependant.dependencies:
+        found = body_doc(dependency.call) or _body_doc(dependency)
+        if found is not None:
+            return found
+    return None
+
+
+def _api_routes(routes: Iterable[BaseRoute]) -> Iterator[tuple[str, APIRoute]]:
+    """(path template, route) of every API route in the schema.
+
+    FastAPI >= 0.160 keeps an included router's routes behind one route whose
+    ``effective_route_contexts()`` gives their final paths (as ``keystone.route_templates``
+    reads them); older versions list them one by one.
+    """
+    for route in routes:
+        contexts = getattr(route, "effective_route_contexts", None)
+        if contexts is not None:
+            for context in contexts():
+                original = context.original_route
+                if isinstance(original, APIRoute) and context.include_in_schema:
+                    yield str(context.path_format), original
+        elif isinstance(route, APIRoute) and route.include_in_schema:
+            yield route.path_format, route
+
+
+def document_bodies(app: FastAPI, document: dict[str, Any]) -> None:
+    """Write each operation's ``requestBody`` from the model its body dependency parses into.
+
+    FastAPI only sees the raw ``Body(None)`` the dependencies read (any JSON).
+    """
+    paths = document.get("paths", {})
+    for path, route in _api_routes(app.routes):
+        doc = _body_doc(route.dependant)
+        if doc is None:
+            continue
+        for method in route.methods or ():
+            operation = paths.get(path, {}).get(method.lower())
+            if operation is not None:
+                operation["requestBody"] = request_body(doc)
+
+
+def request_schemas() -> dict[str, object]:
     """JSON schemas of every request model, keyed by model name, nested ones included."""
     schemas: dict[str, Any] = {}
     for model in all_request_models():
@@ -101,7 +205,7 @@ def request_schemas() -> dict[str, Any]:
 def install_openapi(app: FastAPI) -> None:
     """Make ``app.openapi()`` include the request models (built once, then cached)."""
 
-    def build() -> dict[str, Any]:
+    def build() -> dict[str, object]:
         if app.openapi_schema is None:
             document = get_openapi(
                 title=app.title,
@@ -110,8 +214,9 @@ def install_openapi(app: FastAPI) -> None:
                 routes=app.routes,
             )
             components = document.setdefault("components", {}).setdefault("schemas", {})
-            for name, schema in request_schemas().items():
+            for name, schema in {**request_schemas(), **response_schemas()}.items():
                 components.setdefault(name, schema)
+            document_bodies(app, document)
             document_errors(document)
             app.openapi_schema = document
         return app.openapi_schema

@@ -74,7 +74,7 @@ COMMON = ("limit", "marker", "sort", "global_project")
 MAX_LIMIT = 2**31 - 1
 
 
-def openapi_parameters(spec: ListSpec) -> dict[str, Any]:
+def openapi_parameters(spec: ListSpec) -> dict[str, object]:
     """The list's query parameters for ``/openapi.json`` (``openapi_extra`` of its route).
 
     The endpoints read the query string themselves (:func:`parse`, with Senlin's texts), so
@@ -83,7 +83,7 @@ def openapi_parameters(spec: ListSpec) -> dict[str, Any]:
     keys = "|".join(sorted(spec.sort_keys))
     sort_item = f"({keys})(:(asc|desc))?"
 
-    def query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
+    def query(name: str, schema: dict[str, Any], description: str) -> dict[str, object]:
         return {
             "name": name,
             "in": "query",

@@ -14,6 +14,16 @@ from typing import Any
 
 from herd.api import action_summary
 from herd.api.microversion import APIVersion
+from herd.api.view_models import (
+    ActionView,
+    BindingView,
+    ClusterView,
+    EventView,
+    NodeView,
+    PolicyView,
+    ProfileView,
+    ReceiverView,
+)
 from herd.store import node_checks, references
 from herd.store.database import Session
 from herd.store.models import (
@@ -46,7 +56,7 @@ def _isotime_of_second(second: int) -> str:
     return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def profile_view(row: ProfileRow) -> dict[str, Any]:
+def profile_view(row: ProfileRow) -> ProfileView:
     return {
         "id": row.id,
         "name": row.name,
@@ -61,7 +71,7 @@ def profile_view(row: ProfileRow) -> dict[str, Any]:
     }
 
 
-def policy_view(row: PolicyRow) -> dict[str, Any]:
+def policy_view(row: PolicyRow) -> PolicyView:
     return {
         "id": row.id,
         "name": row.name,
@@ -78,7 +88,7 @@ def policy_view(row: PolicyRow) -> dict[str, Any]:
 
 def cluster_view(
     row: ClusterRow, node_ids: list[str], policy_ids: list[str], profile_name: str | None
-) -> dict[str, Any]:
+) -> ClusterView:
     return {
         "id": row.id,
         "name": row.name,
@@ -120,8 +130,8 @@ def node_view(
     version: APIVersion,
     details: bool = False,
     check: NodeCheckRow | None = None,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
+) -> NodeView:
+    body: NodeView = {
         "id": row.id,
         "name": row.name,
         "cluster_id": row.cluster_id or "",
@@ -162,7 +172,7 @@ def node_view(
 
 def node_view_from_values(
     values: Sequence[Any], version: APIVersion, details: bool = False
-) -> dict[str, Any]:
+) -> NodeView:
     """:func:`node_view` of a row of ``herd.store.node_reads.node_select`` (plain values)."""
     (
         node_id, name, cluster_id, physical_id, profile_id, user, project, domain, index, role,
@@ -170,7 +180,7 @@ def node_view_from_values(
         health, health_reason, marked_by, marked_at, generation, deleted_at, tainted,
         profile_name, checked_at, check_mode, check_healthy, check_reason,
     ) = values[:30]  # fmt: skip
-    body: dict[str, Any] = {
+    body: NodeView = {
         "id": node_id,
         "name": name,
         "cluster_id": cluster_id or "",
@@ -211,7 +221,7 @@ def node_view_from_values(
 
 def binding_view(
     row: BindingRow, cluster_name: str, policy_name: str, policy_type: str
-) -> dict[str, Any]:
+) -> BindingView:
     return {
         "id": row.id,
         "cluster_id": row.cluster_id,
@@ -228,8 +238,8 @@ def binding_view(
 
 def action_view(
     row: ActionRow, depends_on: list[str], depended_by: list[str], version: APIVersion
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
+) -> ActionView:
+    body: ActionView = {
         "id": row.id,
         "name": row.name,
         "action": row.action,
@@ -251,15 +261,16 @@ def action_view(
         "data": row.data or {},
         "user": row.user,
         "project": row.project,
+        "cluster_id": row.cluster_id or "",
+        # herd's addition: the API request that caused it (docs/api.md)
+        "request_id": row.request_id,
     }
-    if version >= V1_14:
-        body["cluster_id"] = row.cluster_id or ""
-    # herd's addition: the API request that caused it (docs/api.md)
-    body["request_id"] = row.request_id
+    if version < V1_14:
+        del body["cluster_id"]  # Senlin's field of 1.14
     return body
 
 
-def event_view(row: EventRow) -> dict[str, Any]:
+def event_view(row: EventRow) -> EventView:
     return {
         "id": row.id,
         "timestamp": isotime(row.timestamp),
@@ -281,7 +292,7 @@ def event_view(row: EventRow) -> dict[str, Any]:
 
 def render_clusters(
     session: Session, rows: Sequence[ClusterRow], *, show_nodes: bool = True
-) -> list[dict[str, Any]]:
+) -> list[ClusterView]:
     """Senlin's cluster views; ``show_nodes=False`` (herd's addition, docs/api.md) replaces
     the member id list with ``node_count``, so a poller of a 100,000-member cluster does not
     carry 3.7 MB of ids each time."""
@@ -304,13 +315,13 @@ def render_clusters(
     ]
 
 
-def render_cluster(session: Session, row: ClusterRow, *, show_nodes: bool = True) -> dict[str, Any]:
+def render_cluster(session: Session, row: ClusterRow, *, show_nodes: bool = True) -> ClusterView:
     return render_clusters(session, [row], show_nodes=show_nodes)[0]
 
 
 def render_nodes(
     session: Session, rows: Sequence[NodeRow], version: APIVersion, details: bool = False
-) -> list[dict[str, Any]]:
+) -> list[NodeView]:
     names = references.profile_names(session, {row.profile_id for row in rows})
     checks = node_checks.load(session, [row.id for row in rows])
     return [
@@ -321,7 +332,7 @@ def render_nodes(
 
 def render_actions(
     session: Session, rows: Sequence[ActionRow], version: APIVersion, *, summary: bool = False
-) -> list[dict[str, Any]]:
+) -> list[ActionView]:
     """Senlin's action views; ``summary`` (herd's ``summary=true``) cuts long lists
     (:mod:`herd.api.action_summary`) and reads at most a few dependencies of each action."""
     ids = [row.id for row in rows]
@@ -339,7 +350,7 @@ def render_actions(
     return views
 
 
-def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[dict[str, Any]]:
+def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[BindingView]:
     clusters = references.cluster_names(session, {row.cluster_id for row in rows})
     policies = references.policy_names_and_types(session, {row.policy_id for row in rows})
     return [
@@ -352,7 +363,7 @@ def render_bindings(session: Session, rows: Sequence[BindingRow]) -> list[dict[s
     ]
 
 
-def receiver_view(row: ReceiverRow, channel: dict[str, str]) -> dict[str, Any]:
+def receiver_view(row: ReceiverRow, channel: dict[str, str]) -> ReceiverView:
     """A receiver as Senlin shows it, its channel with the URLs that trigger it."""
     return {
         "id": row.id,

@@ -44,6 +44,8 @@ OPEN: dict[tuple[str, str], str] = {
     ("GET", "/"): "version discovery comes before authentication (Senlin, keystoneauth)",
     ("GET", "/v1"): "version discovery comes before authentication (Senlin, keystoneauth)",
     ("GET", "/v1/"): "version discovery comes before authentication (Senlin, keystoneauth)",
+    ("GET", "/v1/constants"): "the server's names and API version (enums), no project's data; "
+    "the dashboard reads them before it has a token",
     ("GET", "/healthz"): "liveness probe of load balancers and supervisors; answers 'ok' only",
     ("GET", "/metrics"): "Prometheus scrapes without credentials; aggregate counts, no names",
     ("GET", "/openapi.json"): DOCS,

@@ -1,4 +1,5 @@
-"""``/openapi.json`` describes every request body with its model (the fuzzing tests need it)."""
+"""``/openapi.json`` describes every request body with its model and every view with its type
+(the fuzzing tests need it), from the routes' own types."""
 
 from __future__ import annotations
 
@@ -56,3 +57,61 @@ def test_request_models_forbid_unknown_keys_in_the_document(client: TestClient) 
     assert components["ClusterCreate"]["additionalProperties"] is False
     assert set(components["ClusterCreate"]["required"]) == {"name", "profile_id"}
     assert "scale_in" in components["ClusterActionRequest"]["properties"]
+
+
+def test_no_route_hand_feeds_its_request_body() -> None:
+    """The request bodies come from the routes' body dependencies, not from ``openapi_extra``."""
+    for info in pkgutil.iter_modules(herd.api.routers.__path__):
+        module = importlib.import_module(f"herd.api.routers.{info.name}")
+        router = getattr(module, "router", None)
+        for route in router.routes if router is not None else ():
+            if isinstance(route, APIRoute):
+                assert "requestBody" not in (route.openapi_extra or {}), route.path
+
+
+def test_views_are_documented_from_their_types(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
+    components = document["components"]["schemas"]
+
+    def answer(path: str, method: str, status: str) -> dict[str, Any]:
+        content = document["paths"][path][method]["responses"][status]["content"]
+        schema: dict[str, Any] = content["application/json"]["schema"]
+        return schema
+
+    node = answer("/v1/nodes/{node_id}", "get", "200")
+    assert node["required"] == ["node"]
+    assert node["properties"]["node"] == {"$ref": "#/components/schemas/NodeView"}
+    listed = answer("/v1/clusters", "get", "200")["properties"]["clusters"]
+    assert listed == {"type": "array", "items": {"$ref": "#/components/schemas/ClusterView"}}
+    assert answer("/v1/clusters", "post", "202")["properties"]["cluster"]["$ref"].endswith(
+        "/ClusterView"
+    )
+    # the schema is the TypedDict's: always-there keys are required, the others are not
+    view = components["NodeView"]
+    assert {"id", "status", "health", "last_check_result"} <= set(view["required"])
+    assert "tainted" not in view["required"] and "details" not in view["required"]
+    assert "nodes" not in components["ClusterView"]["required"]
+    assert view["properties"]["physical_id"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    for name in ("ProfileView", "PolicyView", "ActionView", "EventView", "ReceiverView"):
+        assert name in components
+    mark = answer("/v1/clusters/{cluster_id}/nodes/{node_id}", "patch", "200")
+    assert mark == {"$ref": "#/components/schemas/MarkAnswer"}
+
+
+def test_constants_are_the_servers_names(client: TestClient) -> None:
+    """``GET /v1/constants`` needs no token and names what the server's enums hold."""
+    response = client.get("/v1/constants", headers={"X-Auth-Token": ""})
+    assert response.status_code == 200
+    constants = response.json()["constants"]
+    assert constants["api"] == {"min_version": "1.0", "max_version": "1.14"}
+    assert "CLUSTER_SCALE_OUT" in constants["cluster_action_names"]
+    assert all(name.startswith("CLUSTER_") for name in constants["cluster_action_names"])
+    assert set(constants["cluster_action_names"]) < set(constants["action_names"])
+    assert "CLUSTER_CREATE" not in constants["receiver_action_names"]
+    assert "CHECK_FAILED" in constants["health_statuses"]
+    assert "HEALTHY" not in constants["health_statuses"]
+    assert constants["adjustment_types"] == [
+        "EXACT_CAPACITY",
+        "CHANGE_IN_CAPACITY",
+        "CHANGE_IN_PERCENTAGE",
+    ]

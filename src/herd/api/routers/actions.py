@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from herd.api import pagination
 from herd.api.auth import Context
+from herd.api.bodies import json_body
 from herd.api.deps import ServicesDep
 from herd.api.filters import CLUSTERS, CLUSTERS_AND_NODES, resolve_filters
-from herd.api.microversion import require
-from herd.api.openapi import ACCEPTED_WITHOUT_BODY
+from herd.api.openapi import ACCEPTED_WITHOUT_BODY, answers
 from herd.api.schemas.actions import ActionUpdate
-from herd.api.schemas.base import openapi_body, parse_body
 from herd.api.services.actions import cancel_action
 from herd.api.services.common import location
+from herd.api.view_models import ActionView
 from herd.api.views import render_actions
 from herd.store.listing import select_rows
 from herd.store.lookup import find
@@ -54,8 +54,12 @@ def _summary(request: Request) -> bool:
     return value is not None and pagination.parse_bool("summary", value)
 
 
-@router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
-def list_actions(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+@router.get(
+    "",
+    responses=answers("actions", ActionView, many=True),
+    openapi_extra=pagination.openapi_parameters(LIST_SPEC),
+)
+def list_actions(request: Request, services: ServicesDep, ctx: Context) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
@@ -76,10 +80,14 @@ SUMMARY_PARAMETER = {
 }
 
 
-@router.get("/{action_id}", openapi_extra={"parameters": [SUMMARY_PARAMETER]})
+@router.get(
+    "/{action_id}",
+    responses=answers("action", ActionView),
+    openapi_extra={"parameters": [SUMMARY_PARAMETER]},
+)
 def get_action(
     action_id: str, request: Request, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     summary = _summary(request)
     with services.database.read() as session:
         row = find(session, ActionRow, action_id, ctx.scope(), "action")
@@ -91,17 +99,14 @@ def get_action(
     status_code=202,
     response_class=Response,
     responses=ACCEPTED_WITHOUT_BODY,
-    openapi_extra=openapi_body(ActionUpdate, envelope="action"),
 )
 def update_action(
     action_id: str,
     request: Request,
     services: ServicesDep,
     ctx: Context,
-    body: Any = Body(None),
+    update: Annotated[ActionUpdate, json_body(ActionUpdate, envelope="action", since="1.12")],
 ) -> Response:
-    require(ctx.version, "1.12")
-    update = parse_body(ActionUpdate, body, envelope="action")
     raw_force = request.query_params.get("force")
     force = raw_force is not None and pagination.parse_bool("force", raw_force)
     with services.database.write() as session:

@@ -2,34 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter
 
 from herd.api.auth import Context
+from herd.api.bodies import json_body
 from herd.api.deps import ServicesDep
-from herd.api.microversion import require
-from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.openapi import answers
 from herd.api.schemas.nodes import NodeAdopt, NodeAdoptPreview
 from herd.api.services import adopt as service
+from herd.api.view_models import NodeView
 from herd.api.views import render_nodes
 
 router = APIRouter(prefix="/v1/nodes", tags=["nodes"])
 
 
-@router.post("/adopt-preview", openapi_extra=openapi_body(NodeAdoptPreview))
-def adopt_preview(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
+@router.post("/adopt-preview")
+def adopt_preview(
+    services: ServicesDep,
+    ctx: Context,
+    request: Annotated[NodeAdoptPreview, json_body(NodeAdoptPreview, since="1.7")],
+) -> dict[str, object]:
     """Senlin answers ``{"node_profile": {"node_preview": spec}}`` (its api-ref omits the
     outer key; python-senlinclient reads it)."""
-    require(ctx.version, "1.7")
-    request = parse_body(NodeAdoptPreview, body)
     return {"node_profile": service.adopt_preview(services, ctx, request)}
 
 
-@router.post("/adopt", openapi_extra=openapi_body(NodeAdopt))
-def adopt(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
-    require(ctx.version, "1.7")
-    request = parse_body(NodeAdopt, body)
+@router.post("/adopt", responses=answers("node", NodeView))
+def adopt(
+    services: ServicesDep,
+    ctx: Context,
+    request: Annotated[NodeAdopt, json_body(NodeAdopt, since="1.7")],
+) -> dict[str, object]:
     with services.database.write() as session:
         node = service.adopt_node(session, services, ctx, request)
         session.flush()

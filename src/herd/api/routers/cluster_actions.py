@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from herd.api.auth import Context
+from herd.api.bodies import raw_body
 from herd.api.deps import ServicesDep
-from herd.api.schemas.base import openapi_body
 from herd.api.schemas.cluster_actions import ClusterActionRequest
 from herd.api.services.common import location
 from herd.api.services.dispatch import cluster_action
@@ -20,11 +20,13 @@ router = APIRouter(prefix="/v1/clusters", tags=["clusters"])
 @router.post(
     "/{cluster_id}/actions",
     status_code=202,
-    openapi_extra=openapi_body(ClusterActionRequest),
     responses={200: {"description": "A synchronous action (preview, lifecycle completion)."}},
 )
 def post_cluster_action(
-    cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    cluster_id: str,
+    services: ServicesDep,
+    ctx: Context,
+    body: Annotated[object, raw_body(ClusterActionRequest)],
 ) -> JSONResponse:
     with services.database.write() as session:
         outcome = cluster_action(session, services, ctx, cluster_id, body)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 
 from herd.api.auth import Context
@@ -17,7 +15,7 @@ router = APIRouter(prefix="/v1/clusters", tags=["cluster health"])
 @router.get("/{cluster_id}/health")
 def get_cluster_health(
     cluster_id: str, request: Request, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Last check per member, failures, recoveries and back-off; the lease holder.
 
     ``?member=<node id>`` (the dashboard's node page): that member only.

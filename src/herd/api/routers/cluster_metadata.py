@@ -8,14 +8,13 @@ only, no driver is involved, so no action is needed.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Response
 
 from herd.api.auth import Context, RequestContext
 from herd.api.bodies import json_body
 from herd.api.deps import ServicesDep
-from herd.api.schemas.base import openapi_body
 from herd.api.schemas.clusters import ClusterMetadata, ClusterMetadataItem
 from herd.api.services.cluster_metadata import metadata_owner as _cluster
 from herd.errors import InvalidRequest, NotFound
@@ -32,7 +31,7 @@ def _write(
     identity: str,
     request: ClusterMetadata,
     replace: bool,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     with services.database.write() as session:
         cluster = _cluster(session, ctx, identity, change=True)
         given = request.metadata or {}
@@ -42,29 +41,29 @@ def _write(
 
 
 @router.get("")
-def get_metadata(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_metadata(cluster_id: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     with services.database.read() as session:
         return {"metadata": _cluster(session, ctx, cluster_id, change=False).meta_data or {}}
 
 
-@router.post("", openapi_extra=openapi_body(ClusterMetadata))
+@router.post("")
 def merge_metadata(
     cluster_id: str, services: ServicesDep, ctx: Context, request: MetadataBody
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Add or change the given keys; other keys stay."""
     return _write(services, ctx, cluster_id, request, replace=False)
 
 
-@router.put("", openapi_extra=openapi_body(ClusterMetadata))
+@router.put("")
 def replace_metadata(
     cluster_id: str, services: ServicesDep, ctx: Context, request: MetadataBody
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Replace the whole metadata map (``{}`` clears it)."""
     return _write(services, ctx, cluster_id, request, replace=True)
 
 
 @router.get("/{key}")
-def get_item(cluster_id: str, key: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_item(cluster_id: str, key: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     with services.database.read() as session:
         metadata = _cluster(session, ctx, cluster_id, change=False).meta_data or {}
     if key not in metadata:
@@ -72,14 +71,14 @@ def get_item(cluster_id: str, key: str, services: ServicesDep, ctx: Context) -> 
     return {"meta": {key: metadata[key]}}
 
 
-@router.put("/{key}", openapi_extra=openapi_body(ClusterMetadataItem))
+@router.put("/{key}")
 def set_item(
     cluster_id: str,
     key: str,
     services: ServicesDep,
     ctx: Context,
     request: Annotated[ClusterMetadataItem, json_body(ClusterMetadataItem)],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     meta = request.meta or {}
     if set(meta) != {key}:
         raise InvalidRequest(f'The body must be {{"meta": {{"{key}": <value>}}}}.', field="meta")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
+from herd.api.openapi import answers
+from herd.api.view_models import BindingView
 from herd.api.views import render_bindings
 from herd.errors import NotFound
 from herd.store import bindings
@@ -28,10 +28,14 @@ LIST_SPEC = pagination.ListSpec(
 )
 
 
-@router.get("/{cluster_id}/policies", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
+@router.get(
+    "/{cluster_id}/policies",
+    responses=answers("cluster_policies", BindingView, many=True),
+    openapi_extra=pagination.openapi_parameters(LIST_SPEC),
+)
 def list_cluster_policies(
     cluster_id: str, request: Request, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     with services.database.read() as session:
         cluster = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
@@ -42,10 +46,10 @@ def list_cluster_policies(
         return {"cluster_policies": render_bindings(session, rows)}
 
 
-@router.get("/{cluster_id}/policies/{policy_id}")
+@router.get("/{cluster_id}/policies/{policy_id}", responses=answers("cluster_policy", BindingView))
 def get_cluster_policy(
     cluster_id: str, policy_id: str, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     with services.database.read() as session:
         cluster = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
         policy = find(session, PolicyRow, policy_id, ctx.scope(), "policy")

@@ -6,8 +6,6 @@ Each point is a committed change of the member count or of the desired capacity
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 
 from herd.api import pagination
@@ -45,7 +43,7 @@ def _limit(request: Request) -> int:
 @router.get("/{cluster_id}/size-history")
 def get_size_history(
     cluster_id: str, request: Request, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The newest ``limit`` (default and at most 10,000) size points, oldest first."""
     limit = _limit(request)
     with services.database.read() as session:

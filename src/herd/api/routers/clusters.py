@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated
 
-from fastapi import APIRouter, Body, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from herd.api import pagination, trusts
 from herd.api.auth import Context, ReaderContext, for_caller
-from herd.api.deps import ServicesDep
+from herd.api.bodies import json_body, raw_body
+from herd.api.deps import Services, ServicesDep
 from herd.api.microversion import APIVersion
-from herd.api.openapi import DELETE_ACCEPTED
-from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.openapi import DELETE_ACCEPTED, answers
 from herd.api.schemas.clusters import ClusterCreate, ClusterUpdate, DeleteRequest
 from herd.api.services import agent_regions, deletions
 from herd.api.services import clusters as service
 from herd.api.services.collect import collect
 from herd.api.services.common import location
+from herd.api.view_models import ClusterView
 from herd.api.views import render_cluster, render_clusters
 from herd.store.listing import select_rows, spans_region
 from herd.store.lookup import find
@@ -49,8 +51,12 @@ def _show_nodes(request: Request) -> bool:
     return value is None or pagination.parse_bool("show_nodes", value)
 
 
-@router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
-def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
+@router.get(
+    "",
+    responses=answers("clusters", ClusterView, many=True),
+    openapi_extra=pagination.openapi_parameters(LIST_SPEC),
+)
+def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     query = select_rows(
@@ -72,15 +78,19 @@ def list_clusters(request: Request, services: ServicesDep, ctx: ReaderContext) -
 V1_6 = APIVersion(1, 6)
 
 
-def _limits(services: ServicesDep) -> dict[str, int]:
+def _limits(services: Services) -> Mapping[str, object]:
     return {"max_nodes_per_cluster": services.settings.max_nodes_per_cluster}
 
 
-@router.post("", status_code=202, openapi_extra=openapi_body(ClusterCreate, envelope="cluster"))
-def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> JSONResponse:
-    request = parse_body(
-        ClusterCreate, body, envelope="cluster", context=_limits(services), request_object=True
-    )
+@router.post("", status_code=202, responses=answers("cluster", ClusterView, status=202))
+def create_cluster(
+    services: ServicesDep,
+    ctx: Context,
+    request: Annotated[
+        ClusterCreate,
+        json_body(ClusterCreate, envelope="cluster", request_object=True, context=_limits),
+    ],
+) -> JSONResponse:
     trusts.ensure_trust(services, ctx, request.profile_id)
     with services.database.write() as session:
         cluster, action = service.create_cluster(session, services, ctx, request)
@@ -89,10 +99,10 @@ def create_cluster(services: ServicesDep, ctx: Context, body: Any = Body(None)) 
     return JSONResponse({"cluster": view}, status_code=202, headers=location(action.id))
 
 
-@router.get("/{cluster_id}")
+@router.get("/{cluster_id}", responses=answers("cluster", ClusterView))
 def get_cluster(
     cluster_id: str, request: Request, services: ServicesDep, ctx: ReaderContext
-) -> dict[str, Any]:
+) -> dict[str, object]:
     show_nodes = _show_nodes(request)
     with services.database.read() as session:
         row = find(session, ClusterRow, cluster_id, ctx.scope(), "cluster")
@@ -105,13 +115,17 @@ def get_cluster(
 
 
 @router.patch(
-    "/{cluster_id}", status_code=202, openapi_extra=openapi_body(ClusterUpdate, envelope="cluster")
+    "/{cluster_id}", status_code=202, responses=answers("cluster", ClusterView, status=202)
 )
 def update_cluster(
-    cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    cluster_id: str,
+    services: ServicesDep,
+    ctx: Context,
+    request: Annotated[
+        ClusterUpdate,
+        json_body(ClusterUpdate, envelope="cluster", ignore_below={"profile_only": V1_6}),
+    ],
 ) -> JSONResponse:
-    ignore = ("profile_only",) if ctx.version < V1_6 else ()
-    request = parse_body(ClusterUpdate, body, envelope="cluster", ignore=ignore)
     with services.database.write() as session:
         cluster, action = service.update_cluster(session, services, ctx, cluster_id, request)
         session.flush()
@@ -124,10 +138,12 @@ def update_cluster(
     status_code=202,
     response_class=Response,
     responses=DELETE_ACCEPTED,
-    openapi_extra=openapi_body(DeleteRequest, required=False),
 )
 def delete_cluster(
-    cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    cluster_id: str,
+    services: ServicesDep,
+    ctx: Context,
+    body: Annotated[object, raw_body(DeleteRequest, required=False)],
 ) -> Response:
     with services.database.write() as session:
         action = service.delete_cluster(session, services, ctx, cluster_id, body)
@@ -140,7 +156,7 @@ def delete_cluster(
 @router.get("/{cluster_id}/attrs/{path:path}")
 def collect_attrs(
     cluster_id: str, path: str, services: ServicesDep, ctx: Context
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Senlin's cluster collect (1.2): a JSONPath over the members' node views."""
     with services.database.read() as session:
         return {"cluster_attributes": collect(session, ctx, cluster_id, path)}

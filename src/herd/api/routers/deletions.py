@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
@@ -16,7 +14,7 @@ router = APIRouter(prefix="/v1/deletions", tags=["deletions"])
 
 
 @router.get("")
-def list_deletions(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def list_deletions(request: Request, services: ServicesDep, ctx: Context) -> dict[str, object]:
     with services.database.read() as session:
         params = dict(request.query_params)
         return {"deletions": service.list_deletions(session, services, ctx, params)}

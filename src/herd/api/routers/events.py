@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from fastapi import APIRouter, Request
 
@@ -11,6 +10,8 @@ from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
 from herd.api.filters import CLUSTERS, resolve_filters
+from herd.api.openapi import answers
+from herd.api.view_models import EventView
 from herd.api.views import event_view
 from herd.store.listing import select_rows
 from herd.store.lookup import find_event
@@ -51,8 +52,12 @@ LIST_SPEC = pagination.ListSpec(
 )
 
 
-@router.get("", openapi_extra=pagination.openapi_parameters(LIST_SPEC))
-def list_events(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+@router.get(
+    "",
+    responses=answers("events", EventView, many=True),
+    openapi_extra=pagination.openapi_parameters(LIST_SPEC),
+)
+def list_events(request: Request, services: ServicesDep, ctx: Context) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
@@ -61,7 +66,7 @@ def list_events(request: Request, services: ServicesDep, ctx: Context) -> dict[s
         return {"events": [event_view(row) for row in rows]}
 
 
-@router.get("/{event_id}")
-def get_event(event_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+@router.get("/{event_id}", responses=answers("event", EventView))
+def get_event(event_id: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     with services.database.read() as session:
         return {"event": event_view(find_event(session, event_id, ctx.scope()))}

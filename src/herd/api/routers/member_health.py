@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from herd.api.auth import user_context
+from herd.api.bodies import raw_body
 from herd.api.deps import Services
 from herd.api.json_body import dumps
-from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.openapi import answers
+from herd.api.schemas.base import parse_body
 from herd.api.schemas.member_health import MarkUnhealthy
 from herd.api.services.member_health import Mark, MarkResult, committer
+from herd.api.view_models import MarkAnswer
 from herd.api.views import node_view_from_values
 
 router = APIRouter(prefix="/v1/clusters", tags=["member health"])
 
 
-@router.patch("/{cluster_id}/nodes/{node_id}", openapi_extra=openapi_body(MarkUnhealthy))
+@router.patch("/{cluster_id}/nodes/{node_id}", responses=answers(None, MarkAnswer))
 async def mark_unhealthy(
-    cluster_id: str, node_id: str, request: Request, body: Any = Body(None)
+    cluster_id: str,
+    node_id: str,
+    request: Request,
+    body: Annotated[object, raw_body(MarkUnhealthy)],
 ) -> Response:
     """Heat's mark-unhealthy call, answered with the member instead of ``null``.
 
@@ -33,5 +39,5 @@ async def mark_unhealthy(
     if parsed.mark_unhealthy and result.changed:
         services.metrics.health_detected("application")
     view = node_view_from_values(result.values, ctx.version)
-    answer = {"node": view, "changed": result.changed, "message": result.message}
+    answer: MarkAnswer = {"node": view, "changed": result.changed, "message": result.message}
     return Response(dumps(answer), media_type="application/json")

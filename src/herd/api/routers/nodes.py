@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from herd.api import pagination, trusts
 from herd.api.auth import Context, RequestContext, reader_context
+from herd.api.bodies import json_body, raw_body
 from herd.api.deps import Services, ServicesDep, run_database
 from herd.api.json_body import dumps
 from herd.api.microversion import APIVersion
-from herd.api.openapi import DELETE_ACCEPTED
-from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.openapi import DELETE_ACCEPTED, answers
 from herd.api.schemas.cluster_actions import NodeActionRequest
 from herd.api.schemas.clusters import DeleteRequest
 from herd.api.schemas.nodes import NodeCreate, NodeUpdate
 from herd.api.services import node_reads
 from herd.api.services import nodes as service
 from herd.api.services.common import location
+from herd.api.view_models import NodeView
 from herd.api.views import render_nodes
 
 router = APIRouter(prefix="/v1/nodes", tags=["nodes"])
@@ -37,7 +38,11 @@ def _get(services: Services, ctx: RequestContext, node_id: str, details: bool) -
         return dumps({"node": node_reads.get_node(connection, ctx, node_id, details)})
 
 
-@router.get("", openapi_extra=pagination.openapi_parameters(node_reads.LIST_SPEC))
+@router.get(
+    "",
+    responses=answers("nodes", NodeView, many=True),
+    openapi_extra=pagination.openapi_parameters(node_reads.LIST_SPEC),
+)
 async def list_nodes(request: Request) -> Response:
     services: Services = request.app.state.herd
     ctx = await reader_context(request)
@@ -46,9 +51,12 @@ async def list_nodes(request: Request) -> Response:
     return Response(body, media_type="application/json")
 
 
-@router.post("", status_code=202, openapi_extra=openapi_body(NodeCreate, envelope="node"))
-def create_node(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> JSONResponse:
-    request = parse_body(NodeCreate, body, envelope="node", request_object=True)
+@router.post("", status_code=202, responses=answers("node", NodeView, status=202))
+def create_node(
+    services: ServicesDep,
+    ctx: Context,
+    request: Annotated[NodeCreate, json_body(NodeCreate, envelope="node", request_object=True)],
+) -> JSONResponse:
     if not request.cluster_id:  # members act through their cluster owner's trust
         trusts.ensure_trust(services, ctx, request.profile_id)
     with services.database.write() as session:
@@ -58,7 +66,7 @@ def create_node(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> 
     return JSONResponse({"node": view}, status_code=202, headers=location(action.id))
 
 
-@router.get("/{node_id}")
+@router.get("/{node_id}", responses=answers("node", NodeView))
 async def get_node(node_id: str, request: Request) -> Response:
     services: Services = request.app.state.herd
     ctx = await reader_context(request)
@@ -67,14 +75,15 @@ async def get_node(node_id: str, request: Request) -> Response:
     return Response(body, media_type="application/json")
 
 
-@router.patch(
-    "/{node_id}", status_code=202, openapi_extra=openapi_body(NodeUpdate, envelope="node")
-)
+@router.patch("/{node_id}", status_code=202, responses=answers("node", NodeView, status=202))
 def update_node(
-    node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    node_id: str,
+    services: ServicesDep,
+    ctx: Context,
+    request: Annotated[
+        NodeUpdate, json_body(NodeUpdate, envelope="node", ignore_below={"tainted": V1_13})
+    ],
 ) -> JSONResponse:
-    ignore = ("tainted",) if ctx.version < V1_13 else ()
-    request = parse_body(NodeUpdate, body, envelope="node", ignore=ignore)
     with services.database.write() as session:
         node, action = service.update_node(session, services, ctx, node_id, request)
         session.flush()
@@ -87,10 +96,12 @@ def update_node(
     status_code=202,
     response_class=Response,
     responses=DELETE_ACCEPTED,
-    openapi_extra=openapi_body(DeleteRequest, required=False),
 )
 def delete_node(
-    node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    node_id: str,
+    services: ServicesDep,
+    ctx: Context,
+    body: Annotated[object, raw_body(DeleteRequest, required=False)],
 ) -> Response:
     with services.database.write() as session:
         action = service.delete_node(session, services, ctx, node_id, body)
@@ -100,9 +111,12 @@ def delete_node(
     return Response(status_code=202, headers=location(action.id))
 
 
-@router.post("/{node_id}/actions", status_code=202, openapi_extra=openapi_body(NodeActionRequest))
+@router.post("/{node_id}/actions", status_code=202)
 def post_node_action(
-    node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    node_id: str,
+    services: ServicesDep,
+    ctx: Context,
+    body: Annotated[object, raw_body(NodeActionRequest)],
 ) -> JSONResponse:
     with services.database.write() as session:
         action = service.node_action(session, services, ctx, node_id, body)

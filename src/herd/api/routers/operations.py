@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from herd.api.auth import Context
+from herd.api.bodies import raw_body
 from herd.api.deps import ServicesDep
-from herd.api.schemas.base import openapi_body
 from herd.api.schemas.operations import ClusterOperationRequest, NodeOperationRequest
 from herd.api.services import operations as service
 from herd.api.services.common import location
@@ -17,11 +17,12 @@ from herd.api.services.common import location
 router = APIRouter(prefix="/v1", tags=["operations"])
 
 
-@router.post(
-    "/nodes/{node_id}/ops", status_code=202, openapi_extra=openapi_body(NodeOperationRequest)
-)
+@router.post("/nodes/{node_id}/ops", status_code=202)
 def node_operation(
-    node_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    node_id: str,
+    services: ServicesDep,
+    ctx: Context,
+    body: Annotated[object, raw_body(NodeOperationRequest)],
 ) -> JSONResponse:
     """``{"<operation>": {<params>}}``; 202 ``{"action": id}`` + Location."""
     with services.database.write() as session:
@@ -32,10 +33,12 @@ def node_operation(
 @router.post(
     "/clusters/{cluster_id}/ops",
     status_code=202,
-    openapi_extra=openapi_body(ClusterOperationRequest),
 )
 def cluster_operation(
-    cluster_id: str, services: ServicesDep, ctx: Context, body: Any = Body(None)
+    cluster_id: str,
+    services: ServicesDep,
+    ctx: Context,
+    body: Annotated[object, raw_body(ClusterOperationRequest)],
 ) -> JSONResponse:
     """``{"<operation>": {"params": {...}, "filters": {...}}}``; 202 + Location."""
     with services.database.write() as session:

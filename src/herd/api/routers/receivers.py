@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body, Request, Response
+from fastapi import APIRouter, Request, Response
 
 from herd.api import pagination
 from herd.api.auth import Context
 from herd.api.bodies import json_body
 from herd.api.deps import Services, ServicesDep
 from herd.api.filters import CLUSTERS, resolve_filters
-from herd.api.microversion import require
-from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.openapi import answers
 from herd.api.schemas.receivers import ReceiverCreate, ReceiverUpdate
 from herd.api.services import receivers as service
+from herd.api.view_models import ReceiverView
 from herd.api.views import receiver_view
 from herd.store import receivers as store
 from herd.store.models import ReceiverRow
@@ -42,7 +42,7 @@ LIST_SPEC = pagination.ListSpec(
 )
 
 
-def _shown(row: ReceiverRow, services: Services) -> dict[str, Any]:
+def _shown(row: ReceiverRow, services: Services) -> ReceiverView:
     return receiver_view(row, service.channel(row, services.webhook_key))
 
 
@@ -51,8 +51,8 @@ def base_url(request: Request, services: Services) -> str:
     return services.settings.webhook_base_url or str(request.base_url)
 
 
-@router.get("")
-def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+@router.get("", responses=answers("receivers", ReceiverView, many=True))
+def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dict[str, object]:
     params = pagination.parse(request.query_params, LIST_SPEC)
     scope = ctx.list_scope(params.global_project)
     with services.database.read() as session:
@@ -61,7 +61,7 @@ def list_receivers(request: Request, services: ServicesDep, ctx: Context) -> dic
         return {"receivers": [_shown(row, services) for row in rows]}
 
 
-@router.post("", status_code=201, openapi_extra=openapi_body(ReceiverCreate, envelope="receiver"))
+@router.post("", status_code=201, responses=answers("receiver", ReceiverView, status=201))
 def create_receiver(
     request: Request,
     services: ServicesDep,
@@ -69,29 +69,27 @@ def create_receiver(
     parsed: Annotated[
         ReceiverCreate, json_body(ReceiverCreate, envelope="receiver", request_object=True)
     ],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     with services.database.write() as session:
         row = service.create_receiver(session, services, ctx, parsed, base_url(request, services))
         session.flush()
         return {"receiver": _shown(row, services)}
 
 
-@router.get("/{receiver_id}")
-def get_receiver(receiver_id: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+@router.get("/{receiver_id}", responses=answers("receiver", ReceiverView))
+def get_receiver(receiver_id: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     with services.database.read() as session:
         return {"receiver": _shown(service.find_receiver(session, ctx, receiver_id), services)}
 
 
-@router.patch("/{receiver_id}", openapi_extra=openapi_body(ReceiverUpdate, envelope="receiver"))
+@router.patch("/{receiver_id}", responses=answers("receiver", ReceiverView))
 def update_receiver(
     receiver_id: str,
     request: Request,
     services: ServicesDep,
     ctx: Context,
-    body: Any = Body(None),
-) -> dict[str, Any]:
-    require(ctx.version, "1.7")
-    parsed = parse_body(ReceiverUpdate, body, envelope="receiver")
+    parsed: Annotated[ReceiverUpdate, json_body(ReceiverUpdate, envelope="receiver", since="1.7")],
+) -> dict[str, object]:
     with services.database.write() as session:
         row = service.update_receiver(
             session, services, ctx, receiver_id, parsed, base_url(request, services)

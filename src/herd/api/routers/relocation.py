@@ -9,7 +9,6 @@ jobs with their dependencies, the answer's check). Nothing is stored.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
@@ -25,7 +24,7 @@ router = APIRouter(prefix="/v1", tags=["relocation"])
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
 
-def plan_view(report: PlanReport) -> dict[str, Any]:
+def plan_view(report: PlanReport) -> dict[str, object]:
     answer = report.answer
     check = report.check
     return {
@@ -48,7 +47,7 @@ def plan_view(report: PlanReport) -> dict[str, Any]:
 
 
 @router.post("/relocation-plans")
-async def post_relocation_plan(request: Request, ctx: Context) -> dict[str, Any]:
+async def post_relocation_plan(request: Request, ctx: Context) -> dict[str, object]:
     """Plan the iallocator request in the body (the JSON Ganeti writes for its allocator)."""
     del ctx  # any authenticated caller may plan: nothing is read or stored
     body = await request.body()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from herd.api.auth import Context
@@ -16,7 +14,7 @@ router = APIRouter(prefix="/v1", tags=["services"])
 
 
 @router.get("/services")
-def list_services(services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def list_services(services: ServicesDep, ctx: Context) -> dict[str, object]:
     """Senlin's service list; ``state`` is ``up`` while the heartbeat is fresh."""
     if not ctx.is_admin:
         raise Forbidden("You are not authorized to complete this operation.")

@@ -7,23 +7,31 @@ function and cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-from fastapi import APIRouter, Body, Path, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 
 from herd.api import pagination
 from herd.api.auth import Context, ReaderContext, for_caller
+from herd.api.bodies import json_body
 from herd.api.deps import ServicesDep
-from herd.api.microversion import require
-from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.openapi import answers
 from herd.api.schemas.specs import SpecValidate
 from herd.api.services import spec_resources as service
 from herd.api.services.spec_resources import SpecKind
 
+#: the TypedDict of the kind's view (herd.api.view_models)
+View = TypeVar("View", bound=Mapping[str, object])
 
-def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> APIRouter:
-    """The list, create, validate, show, update and delete routes of one kind."""
+
+def spec_router(
+    spec: SpecKind[Any], view: Callable[[Any], View], view_type: type[View]
+) -> APIRouter:
+    """The list, create, validate, show, update and delete routes of one kind.
+
+    ``view_type`` is the TypedDict ``view`` returns, for ``/openapi.json``.
+    """
     kind, plural, model = spec.kind, spec.plural, spec.model
     router = APIRouter(prefix=f"/v1/{plural}", tags=[plural])
     list_spec = pagination.ListSpec(
@@ -40,7 +48,7 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
     identity = Path(alias=f"{kind}_id")
     item = f"/{{{kind}_id}}"
 
-    def list_all(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, Any]:
+    def list_all(request: Request, services: ServicesDep, ctx: ReaderContext) -> dict[str, object]:
         params = pagination.parse(request.query_params, list_spec)
         scope = ctx.list_scope(params.global_project)
         with services.database.read() as session:
@@ -48,8 +56,13 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
             rows = pagination.apply(session, query, list_spec, params, scope)
             return {plural: [for_caller(ctx, view(row)) for row in rows]}
 
-    def create(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
-        request: Any = parse_body(spec.create_request, body, envelope=kind, request_object=True)
+    create_body = json_body(spec.create_request, envelope=kind, request_object=True)
+    validate_body = json_body(SpecValidate, envelope=kind, request_object=True, since="1.2")
+    update_body = json_body(spec.update_request, envelope=kind)
+
+    def create(
+        services: ServicesDep, ctx: Context, request: Any = create_body
+    ) -> dict[str, object]:
         # validated before the transaction: a Nova profile's check asks the cloud
         parsed = spec.parse_spec(services, request.spec)
         with services.database.write() as session:
@@ -57,19 +70,18 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
             session.flush()
             return {kind: view(row)}
 
-    def validate(services: ServicesDep, ctx: Context, body: Any = Body(None)) -> dict[str, Any]:
-        require(ctx.version, "1.2")
-        request = parse_body(SpecValidate, body, envelope=kind, request_object=True)
+    def validate(
+        services: ServicesDep, ctx: Context, request: SpecValidate = validate_body
+    ) -> dict[str, object]:
         return {kind: view(service.validate(services, ctx, spec, request))}
 
-    def show(services: ServicesDep, ctx: ReaderContext, ident: str = identity) -> dict[str, Any]:
+    def show(services: ServicesDep, ctx: ReaderContext, ident: str = identity) -> dict[str, object]:
         with services.database.read() as session:
             return {kind: for_caller(ctx, view(service.find_visible(session, ctx, spec, ident)))}
 
     def update(
-        services: ServicesDep, ctx: Context, ident: str = identity, body: Any = Body(None)
-    ) -> dict[str, Any]:
-        request = parse_body(spec.update_request, body, envelope=kind)
+        services: ServicesDep, ctx: Context, ident: str = identity, request: Any = update_body
+    ) -> dict[str, object]:
         with services.database.write() as session:
             row = service.update(session, services, ctx, spec, ident, request)
             session.flush()
@@ -85,6 +97,7 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
         list_all,
         methods=["GET"],
         name=f"list_{plural}",
+        responses=answers(plural, view_type, many=True),
         openapi_extra=pagination.openapi_parameters(list_spec),
     )
     router.add_api_route(
@@ -93,22 +106,24 @@ def spec_router(spec: SpecKind[Any], view: Callable[[Any], dict[str, Any]]) -> A
         methods=["POST"],
         name=f"create_{kind}",
         status_code=201,
-        openapi_extra=openapi_body(spec.create_request, envelope=kind),
+        responses=answers(kind, view_type, status=201),
     )
     router.add_api_route(
         "/validate",
         validate,
         methods=["POST"],
         name=f"validate_{kind}",
-        openapi_extra=openapi_body(SpecValidate, envelope=kind),
+        responses=answers(kind, view_type),
     )
-    router.add_api_route(item, show, methods=["GET"], name=f"get_{kind}")
+    router.add_api_route(
+        item, show, methods=["GET"], name=f"get_{kind}", responses=answers(kind, view_type)
+    )
     router.add_api_route(
         item,
         update,
         methods=["PATCH"],
         name=f"update_{kind}",
-        openapi_extra=openapi_body(spec.update_request, envelope=kind),
+        responses=answers(kind, view_type),
     )
     router.add_api_route(item, delete, methods=["DELETE"], name=f"delete_{kind}", status_code=204)
     return router

@@ -17,7 +17,7 @@ router = APIRouter(prefix="/v1", tags=["types"])
 V1_5 = APIVersion(1, 5)
 
 
-def _summary(entry: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+def _summary(entry: dict[str, Any], ctx: RequestContext) -> dict[str, object]:
     # Before 1.5 Senlin lists only the names.
     if ctx.version < V1_5:
         return {"name": entry["name"]}
@@ -35,11 +35,11 @@ def _summary(entry: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
 
 
 @router.get("/profile-types")
-def list_profile_types(services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def list_profile_types(services: ServicesDep, ctx: Context) -> dict[str, object]:
     return {"profile_types": [_summary(e, ctx) for e in services.drivers.types()]}
 
 
-def _profile_type(services: ServicesDep, name: str) -> dict[str, Any]:
+def _profile_type(services: ServicesDep, name: str) -> dict[str, object]:
     try:
         return services.drivers.describe(services.drivers.full_name(name))
     except InvalidSpec:
@@ -47,7 +47,7 @@ def _profile_type(services: ServicesDep, name: str) -> dict[str, Any]:
 
 
 @router.get("/profile-types/{type_name}")
-def get_profile_type(type_name: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_profile_type(type_name: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     entry = _profile_type(services, type_name)
     body = {"name": entry["name"], "schema": entry.get("schema", {})}
     if ctx.version >= V1_5:
@@ -56,18 +56,18 @@ def get_profile_type(type_name: str, services: ServicesDep, ctx: Context) -> dic
 
 
 @router.get("/profile-types/{type_name}/ops")
-def get_profile_type_ops(type_name: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_profile_type_ops(type_name: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     entry = _profile_type(services, type_name)
     return {"operations": entry.get("operations", {})}
 
 
 @router.get("/policy-types")
-def list_policy_types(services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def list_policy_types(services: ServicesDep, ctx: Context) -> dict[str, object]:
     return {"policy_types": [_summary(e, ctx) for e in services.policies.types()]}
 
 
 @router.get("/policy-types/{type_name}")
-def get_policy_type(type_name: str, services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_policy_type(type_name: str, services: ServicesDep, ctx: Context) -> dict[str, object]:
     entry = policy_type_detail(services, type_name)
     body = {"name": entry["name"], "schema": entry.get("schema", {})}
     if ctx.version >= V1_5:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 
 from herd.api.auth import Context
@@ -15,7 +13,7 @@ from herd.store import services as service_store
 router = APIRouter(tags=["versions"])
 
 
-def version_info(request: Request) -> dict[str, Any]:
+def version_info(request: Request) -> dict[str, object]:
     base = str(request.base_url).rstrip("/")
     return {
         "id": "1.0",
@@ -31,18 +29,18 @@ def version_info(request: Request) -> dict[str, Any]:
 
 
 @router.get("/", status_code=300)
-def versions(request: Request) -> dict[str, Any]:
+def versions(request: Request) -> dict[str, object]:
     return {"versions": [version_info(request)]}
 
 
 @router.get("/v1")
 @router.get("/v1/")
-def version(request: Request) -> dict[str, Any]:
+def version(request: Request) -> dict[str, object]:
     return {"version": version_info(request)}
 
 
 @router.get("/v1/build-info")
-def get_build_info(services: ServicesDep, ctx: Context) -> dict[str, Any]:
+def get_build_info(services: ServicesDep, ctx: Context) -> dict[str, object]:
     """The installed herd's version and git revision; engines run the same installed code."""
     dead_before = services.dead_before()
     with services.database.read() as session:

@@ -7,13 +7,14 @@ query parameter of the receiver's URL is the credential.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from herd.api.bodies import raw_body
 from herd.api.deps import ServicesDep
-from herd.api.schemas.base import openapi_body, parse_body
+from herd.api.schemas.base import parse_body
 from herd.api.schemas.webhooks import AlertmanagerNotification, WebhookTrigger
 from herd.api.services import webhooks as service
 from herd.api.services.common import location
@@ -22,7 +23,7 @@ from herd.errors import InvalidRequest
 router = APIRouter(prefix="/v1/webhooks", tags=["webhooks"])
 
 
-def _json(raw: Any) -> Any:
+def _json(raw: object) -> object:
     """The body as JSON also when the sender did not say it was (``curl -d``, say)."""
     if isinstance(raw, bytes | str):
         if not raw.strip():
@@ -37,10 +38,12 @@ def _json(raw: Any) -> Any:
 @router.post(
     "/{receiver_id}/trigger",
     status_code=202,
-    openapi_extra=openapi_body(WebhookTrigger, required=False),
 )
 def trigger_webhook(
-    receiver_id: str, request: Request, services: ServicesDep, body: Any = Body(None)
+    receiver_id: str,
+    request: Request,
+    services: ServicesDep,
+    body: Annotated[object, raw_body(WebhookTrigger, required=False)],
 ) -> JSONResponse:
     query = dict(request.query_params)
     with services.database.write() as session:
@@ -54,10 +57,12 @@ def trigger_webhook(
 @router.post(
     "/{receiver_id}/alertmanager",
     status_code=202,
-    openapi_extra=openapi_body(AlertmanagerNotification),
 )
 def alertmanager_notification(
-    receiver_id: str, request: Request, services: ServicesDep, body: Any = Body(None)
+    receiver_id: str,
+    request: Request,
+    services: ServicesDep,
+    body: Annotated[object, raw_body(AlertmanagerNotification)],
 ) -> JSONResponse:
     with services.database.write() as session:
         row = service.authenticate(session, receiver_id, request.query_params.get("secret"))

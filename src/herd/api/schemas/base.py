@@ -7,9 +7,9 @@ turns a raw body into a typed request is :func:`parse_body`: it validates, picks
 the error Senlin would report first (unknown keys, then missing keys, then bad
 values) and raises :class:`~herd.errors.InvalidRequest` naming the field.
 
-Routers keep receiving the raw JSON (``Body(None)``) and call :func:`parse_body`,
-so the texts stay ours rather than FastAPI's; :func:`openapi_body` publishes the
-model in ``/openapi.json`` (see ``herd.api.openapi``).
+Routes receive the raw JSON through the dependencies of ``herd.api.bodies``, which call
+:func:`parse_body`, so the texts stay ours rather than FastAPI's; ``herd.api.openapi``
+publishes the models in ``/openapi.json`` from those dependencies.
 """
 
 from __future__ import annotations
@@ -17,7 +17,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+)
+from pydantic.config import JsonDict
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from herd.api.input_guard import check_json
@@ -68,7 +76,7 @@ def _required(info: ValidationInfo) -> PydanticCustomError:
     return fail(f"'{info.field_name}' is a required property")
 
 
-def _to_bool(value: Any, info: ValidationInfo) -> bool | None:
+def _to_bool(value: object, info: ValidationInfo) -> bool | None:
     if value is None:
         return None
     parsed = parse_bool(value)
@@ -99,7 +107,7 @@ def senlin_int(
     ``max_nodes_per_cluster``.
     """
 
-    def check(value: Any, info: ValidationInfo) -> int | None:
+    def check(value: object, info: ValidationInfo) -> int | None:
         field = str(info.field_name)
         if value is None:
             if required:
@@ -137,7 +145,7 @@ def senlin_str(
     """A string (numbers are taken as their text, as Senlin's fields do, unless
     ``strings_only``), for ``Annotated``."""
 
-    def check(value: Any, info: ValidationInfo) -> str | None:
+    def check(value: object, info: ValidationInfo) -> str | None:
         field = str(info.field_name)
         if value is None:
             if required:
@@ -157,17 +165,21 @@ def senlin_str(
     return BeforeValidator(check)
 
 
+#: what /openapi.json says of a name, as strict as :func:`senlin_str` (not blank, <= 255)
+NAME_SCHEMA = Field(json_schema_extra={"minLength": 1, "maxLength": 255, "pattern": r"\S"})
 #: a resource name: a non-empty string of at most 255 characters
-Name = Annotated[str, senlin_str(required=True, non_empty=True)]
-OptionalName = Annotated[str | None, senlin_str(non_empty=True)]
+Name = Annotated[str, senlin_str(required=True, non_empty=True), NAME_SCHEMA]
+OptionalName = Annotated[str | None, senlin_str(non_empty=True), NAME_SCHEMA]
 #: a new name in an update: a JSON string only (``name: 123`` is refused, not stored)
-NewName = Annotated[str | None, senlin_str(non_empty=True, strings_only=True)]
+NewName = Annotated[str | None, senlin_str(non_empty=True, strings_only=True), NAME_SCHEMA]
+#: the config of a body that names exactly one key (an action, an operation)
+ONE_KEY: JsonDict = {"minProperties": 1, "maxProperties": 1}
 #: a resource named by id, name or short id (looked up later)
 Identity = Annotated[str, senlin_str(required=True)]
 OptionalIdentity = Annotated[str | None, senlin_str()]
 
 
-def _to_map(value: Any, info: ValidationInfo) -> dict[str, Any] | None:
+def _to_map(value: object, info: ValidationInfo) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
@@ -182,7 +194,7 @@ JsonMap = Annotated[dict[str, Any] | None, BeforeValidator(_to_map)]
 def identity_list(*, unique: bool = True, required: bool = True) -> BeforeValidator:
     """A non-empty list of resource identities (ids, names or short ids), for ``Annotated``."""
 
-    def check(value: Any, info: ValidationInfo) -> list[str] | None:
+    def check(value: object, info: ValidationInfo) -> list[str] | None:
         field = str(info.field_name)
         if value is None:
             if required:
@@ -210,7 +222,7 @@ def one_of(
     choices = tuple(allowed)
     text = message or "Value '{value}' is not acceptable for field '{field}'."
 
-    def check(value: Any, info: ValidationInfo) -> str | None:
+    def check(value: object, info: ValidationInfo) -> str | None:
         if value is None:
             return None
         chosen = value.upper() if upper and isinstance(value, str) else value
@@ -263,12 +275,12 @@ def _to_invalid(model: type[RequestModel], errors: list[ErrorDetails]) -> Invali
 
 def parse_body(
     model: type[Model],
-    raw: Any,
+    raw: object,
     *,
     envelope: str | None = None,
     label: str | None = None,
     ignore: Iterable[str] = (),
-    context: Mapping[str, Any] | None = None,
+    context: Mapping[str, object] | None = None,
     request_object: bool = False,
 ) -> Model:
     """Validate a raw JSON body into ``model``; raise InvalidRequest with Senlin's texts.
@@ -311,10 +323,10 @@ def parse_body(
 
 def check_given(
     model: type[RequestModel],
-    raw: Any,
+    raw: object,
     *,
     label: str | None = None,
-    context: Mapping[str, Any] | None = None,
+    context: Mapping[str, object] | None = None,
 ) -> None:
     """Validate only the keys ``raw`` gives: like :func:`parse_body`, but a missing
     required key is no error.
@@ -338,29 +350,6 @@ def check_given(
         ]
         if problems:
             raise _to_invalid(model, problems) from None
-
-
-def openapi_body(
-    model: type[RequestModel], *, envelope: str | None = None, required: bool = True
-) -> dict[str, Any]:
-    """``openapi_extra`` for a route whose body is ``model`` (optionally wrapped)."""
-    schema: dict[str, Any] = {"$ref": f"#/components/schemas/{model.__name__}"}
-    if envelope is not None:
-        schema = {
-            "type": "object",
-            "properties": {envelope: schema},
-            "required": [envelope],
-            "additionalProperties": False,
-        }
-    if not required:
-        # An optional body may also be JSON null, which reads as no body at all.
-        schema = {"anyOf": [schema, {"type": "null"}]}
-    return {
-        "requestBody": {
-            "required": required,
-            "content": {"application/json": {"schema": schema}},
-        }
-    }
 
 
 def all_request_models() -> list[type[RequestModel]]:

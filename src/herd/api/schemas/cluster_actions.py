@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from herd.api.schemas.base import (
+    ONE_KEY,
     Identity,
     JsonMap,
     RequestModel,
@@ -55,11 +56,12 @@ class ScaleInParams(_ScaleParams):
     verb = "scale-in"
 
 
-def _number(value: Any, info: ValidationInfo) -> float | None:
+def _number(value: object, info: ValidationInfo) -> float | None:
     if value is None:
         return None
     try:
-        if isinstance(value, bool):
+        # JSON gives str, int, float or a container; float() of a container is a TypeError
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise ValueError(value)
         number = float(value)
         if not math.isfinite(number):  # "NaN", "inf", 1e400: no capacity is that
@@ -97,7 +99,7 @@ class DelNodesParams(RequestModel):
     seed: Seed = None
 
 
-def _node_pairs(value: Any, info: ValidationInfo) -> dict[str, str]:
+def _node_pairs(value: object, info: ValidationInfo) -> dict[str, str]:
     # Senlin's texts: its API refused a missing, empty or non-map value with one message,
     # then its NodeReplaceMap field refused null and repeated replacements
     if not value or not isinstance(value, dict):
@@ -192,6 +194,8 @@ class LifecycleHeartbeatParams(RequestModel):
 class ClusterActionRequest(RequestModel):
     """The body of ``POST /v1/clusters/<id>/actions``: exactly one of these keys."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=ONE_KEY)
+
     scale_out: ScaleOutParams | None = None
     scale_in: ScaleInParams | None = None
     resize: ResizeParams | None = None
@@ -221,6 +225,8 @@ class NodeRecoverParams(RequestModel):
 
 class NodeActionRequest(RequestModel):
     """The body of ``POST /v1/nodes/<id>/actions``: exactly one of these keys."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=ONE_KEY)
 
     check: CheckParams | None = None
     recover: NodeRecoverParams | None = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator, ValidationInfo
 
@@ -12,7 +12,7 @@ from herd.api.schemas.base import RequestModel, fail
 MAX_REASON = 4096
 
 
-def _heat_bool(value: Any, info: ValidationInfo) -> bool:
+def _heat_bool(value: object, info: ValidationInfo) -> bool:
     # Heat accepts only the words true and false (any case), not Senlin's wider set.
     text = str(value).lower() if isinstance(value, bool | str) else None
     if text not in ("true", "false"):
@@ -23,7 +23,7 @@ def _heat_bool(value: Any, info: ValidationInfo) -> bool:
     return text == "true"
 
 
-def _reason(value: Any, info: ValidationInfo) -> str | None:
+def _reason(value: object, info: ValidationInfo) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):

@@ -23,7 +23,7 @@ from herd.domain.values import bool_error, parse_bool
 Role = Annotated[str | None, senlin_str(max_length=64)]
 
 
-def _node_metadata(value: Any, info: ValidationInfo) -> dict[str, Any] | None:
+def _node_metadata(value: object, info: ValidationInfo) -> dict[str, Any] | None:
     """A JSON map whose keys herd reads itself (``protected``, ``deletion_cost``) are checked.
 
     The victim ranking reads these two keys; a value it cannot read would silently mean

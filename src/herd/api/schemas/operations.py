@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from herd.api.schemas.base import JsonMap, RequestModel
+from herd.api.schemas.base import ONE_KEY, JsonMap, RequestModel
 
 
 class ClusterOperation(RequestModel):
@@ -29,7 +29,7 @@ class NodeOperationRequest(RequestModel):
     other drivers may have others, so the body is checked against the node's type.
     """
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, json_schema_extra=ONE_KEY)
 
     reboot: JsonMap = None
     stop: JsonMap = None
@@ -42,7 +42,7 @@ class NodeOperationRequest(RequestModel):
 class ClusterOperationRequest(RequestModel):
     """``{"<operation>": {"params": {...}, "filters": {...}}}`` (one key)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, json_schema_extra=ONE_KEY)
 
     reboot: ClusterOperation | None = None
     stop: ClusterOperation | None = None

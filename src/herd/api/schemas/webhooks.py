@@ -6,7 +6,7 @@ allowed here (and ignored), unlike in every other request body.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo
 
@@ -28,7 +28,7 @@ class WebhookTrigger(RequestModel):
     params: JsonMap = None
 
 
-def _labels(value: Any, info: ValidationInfo) -> dict[str, str]:
+def _labels(value: object, info: ValidationInfo) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -36,7 +36,7 @@ def _labels(value: Any, info: ValidationInfo) -> dict[str, str]:
     return {str(key): str(item) for key, item in value.items()}
 
 
-def _version(value: Any, info: ValidationInfo) -> str:
+def _version(value: object, info: ValidationInfo) -> str:
     if value is None:
         raise fail("'version' is a required property")
     if str(value) != ALERTMANAGER_VERSION:

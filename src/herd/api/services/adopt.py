@@ -10,7 +10,6 @@ process on this host for ``herd.process``, a server of the simulated cloud for
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -41,14 +40,14 @@ def _preview(
     return full_type, driver, resource
 
 
-def _spec(full_type: str, resource: AdoptedResource) -> dict[str, Any]:
+def _spec(full_type: str, resource: AdoptedResource) -> dict[str, object]:
     type_name, _, version = full_type.rpartition("-")
     return {"type": type_name, "version": version, "properties": resource.properties}
 
 
 def adopt_preview(
     services: Services, ctx: RequestContext, request: NodeAdoptPreview
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The profile spec the adopted node would get (Senlin's ``node_preview``)."""
     require(ctx.version, "1.7")
     full_type, _driver, resource = _preview(services, request)

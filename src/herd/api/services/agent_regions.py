@@ -11,9 +11,8 @@ Everything outside is 404, never 403: a 403 would say the resource exists.
 
 from __future__ import annotations
 
-from typing import Any
-
 from herd.api.auth import RequestContext
+from herd.api.view_models import ClusterView
 from herd.errors import NotFound
 from herd.store import region_reads
 from herd.store.database import Session
@@ -40,8 +39,8 @@ def hide_cluster(session: Session, ctx: RequestContext, row: ClusterRow) -> None
 
 
 def regional_members(
-    session: Session, ctx: RequestContext, views: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+    session: Session, ctx: RequestContext, views: list[ClusterView]
+) -> list[ClusterView]:
     """``views`` with their ``nodes`` lists (or ``node_count``, with ``show_nodes=false``)
     cut to the members in the token's regions."""
     if ctx.regions is None or not views:
@@ -49,7 +48,7 @@ def regional_members(
     rows = region_reads.members_in(session, [view["id"] for view in views], ctx.regions)
     kept = {node_id for node_id, _cluster in rows}
     for view in views:
-        if isinstance(view.get("nodes"), list):
+        if "nodes" in view:
             view["nodes"] = [node for node in view["nodes"] if node in kept]
         if "node_count" in view:
             view["node_count"] = sum(1 for _node, cluster in rows if cluster == view["id"])

@@ -51,7 +51,9 @@ V1_4 = APIVersion(1, 4)
 V1_6 = APIVersion(1, 6)
 
 Inputs = dict[str, Any]
-Handler = Callable[[Session, Services, RequestContext, ClusterRow, Any], tuple[ActionName, Inputs]]
+Handler = Callable[
+    [Session, Services, RequestContext, ClusterRow, object], tuple[ActionName, Inputs]
+]
 
 
 def _size_error(services: Services, cluster: ClusterRow, desired: int, strict: bool) -> None:
@@ -70,7 +72,7 @@ def _recover_ignored(ctx: RequestContext) -> tuple[str, ...]:
     return ("check", "check_capacity") if ctx.version < V1_6 else ()
 
 
-def _resize_context(services: Services) -> dict[str, Any]:
+def _resize_context(services: Services) -> dict[str, object]:
     return {"max_nodes_per_cluster": services.settings.max_nodes_per_cluster}
 
 
@@ -78,7 +80,7 @@ def _scale(model: type[ScaleInParams | ScaleOutParams], action: ActionName, sign
     label = "scale_in" if model is ScaleInParams else "scale_out"
 
     def handle(
-        session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+        session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
     ) -> tuple[ActionName, Inputs]:
         params = parse_body(model, raw, label=label)
         seed = {} if params.seed is None else {"seed": params.seed}
@@ -109,7 +111,7 @@ def _resize_request(params: ResizeParams) -> ResizeRequest:
 
 
 def _resize(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, Inputs]:
     max_nodes = services.settings.max_nodes_per_cluster
     params = parse_body(ResizeParams, raw, label="resize", context=_resize_context(services))
@@ -148,7 +150,7 @@ def _profile_type(session: Session, profile_id: str) -> str | None:
 
 
 def _add_nodes(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, Inputs]:
     params = parse_body(NodesParams, raw, label="add_nodes")
     cluster_type = _profile_type(session, cluster.profile_id)
@@ -182,7 +184,7 @@ def _add_nodes(
 
 
 def _del_nodes(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, Inputs]:
     params = parse_body(DelNodesParams, raw, label="del_nodes", ignore=_del_nodes_ignored(ctx))
     found, not_found, not_members = [], [], []
@@ -215,7 +217,7 @@ def _del_nodes(
 
 
 def _replace_nodes(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, Inputs]:
     require(ctx.version, "1.3")
     pairs = parse_body(ReplaceNodesParams, raw, label="replace_nodes").nodes
@@ -262,7 +264,7 @@ def _replace_nodes(
 
 
 def _check(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, Inputs]:
     parse_body(CheckParams, raw, label="check")
     return ActionName.CLUSTER_CHECK, {}
@@ -274,14 +276,14 @@ def recover_inputs(params: RecoverParams | NodeRecoverParams) -> Inputs:
 
 
 def _recover(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, Inputs]:
     params = parse_body(RecoverParams, raw, label="recover", ignore=_recover_ignored(ctx))
     return ActionName.CLUSTER_RECOVER, recover_inputs(params)
 
 
 def replace_unhealthy(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, dict[str, Any]]:
     params = parse_body(ReplaceUnhealthyParams, raw, label="replace_unhealthy")
     return ActionName.CLUSTER_REPLACE_UNHEALTHY, {"batch_size": params.batch_size or 1}
@@ -303,20 +305,20 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-BodyCheck = Callable[[Services, RequestContext, Any], object]
+BodyCheck = Callable[[Services, RequestContext, object], object]
 
 
 def _body(model: type[RequestModel], label: str) -> BodyCheck:
     return lambda _services, _ctx, raw: parse_body(model, raw, label=label)
 
 
-def _a_map(raw: Any) -> object:
+def _a_map(raw: object) -> object:
     if raw is not None and not isinstance(raw, dict):
         raise InvalidRequest("The data provided is not a map")
     return raw
 
 
-def _replace_nodes_body(services: Services, ctx: RequestContext, raw: Any) -> object:
+def _replace_nodes_body(services: Services, ctx: RequestContext, raw: object) -> object:
     require(ctx.version, "1.3")
     return parse_body(ReplaceNodesParams, raw, label="replace_nodes")
 

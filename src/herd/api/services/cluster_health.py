@@ -25,7 +25,7 @@ from herd.store.models import ClusterRow
 from herd.types import ActionStatus, ResourceType
 
 
-def _policy(services: Services, binding: HealthBinding) -> dict[str, Any]:
+def _policy(services: Services, binding: HealthBinding) -> dict[str, object]:
     body: dict[str, Any] = {
         "id": binding.policy_id,
         "name": binding.policy_name,
@@ -68,7 +68,7 @@ def cluster_health(
     ctx: RequestContext,
     identity: str,
     member: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The cluster's health view; with ``member`` (herd's node page) only that member's row
     (and a summary of it), read without loading the other members."""
     cluster = find(session, ClusterRow, identity, ctx.scope(), "cluster")

@@ -41,7 +41,7 @@ def _binding(session: Session, cluster: ClusterRow, policy: PolicyRow) -> Bindin
 
 
 def policy_attach(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, dict[str, Any]]:
     params = parse_body(PolicyAttachParams, raw, label="policy_attach")
     policy = _policy(session, cluster, params.policy_id)
@@ -61,7 +61,7 @@ def _require_binding(
 
 
 def policy_detach(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, dict[str, Any]]:
     params = parse_body(PolicyDetachParams, raw, label="policy_detach")
     policy = _policy(session, cluster, params.policy_id)
@@ -70,7 +70,7 @@ def policy_detach(
 
 
 def policy_update(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
 ) -> tuple[ActionName, dict[str, Any]]:
     params = parse_body(PolicyUpdateParams, raw, label="policy_update")
     policy = _policy(session, cluster, params.policy_id)

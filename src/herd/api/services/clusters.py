@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import APIVersion
@@ -139,7 +137,7 @@ def update_cluster(
     return cluster, action
 
 
-def parse_force(body: Any, version: APIVersion) -> bool:
+def parse_force(body: object, version: APIVersion) -> bool:
     """``{"force": true}`` on DELETE, from 1.8 (ignored before, as Senlin)."""
     if version < V1_8 or body is None:
         return False
@@ -147,7 +145,7 @@ def parse_force(body: Any, version: APIVersion) -> bool:
 
 
 def delete_cluster(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: object
 ) -> ActionRow | None:
     """Start a CLUSTER_DELETE; None (204) when the cluster's deletion is already under way."""
     force = parse_force(body, ctx.version)

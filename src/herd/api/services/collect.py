@@ -34,7 +34,7 @@ def _parser(path: str) -> Any:
 
 def collect(
     session: Session, ctx: RequestContext, identity: str, path: str
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """``[{"id": node id, "value": first match}]`` for the members that match ``path``."""
     require(ctx.version, "1.2")
     stripped = path.strip()

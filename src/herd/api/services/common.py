@@ -53,7 +53,7 @@ def find_referenced(
     return row
 
 
-def changed_inputs(requested: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+def changed_inputs(requested: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, object]:
     """The requested values that are given (not None) and differ from the current ones."""
     return {
         name: value
@@ -183,7 +183,9 @@ def location(action_id: str) -> dict[str, str]:
     return {"Location": f"/v1/actions/{action_id}"}
 
 
-def single_action(body: Any, supported: dict[str, Any], *, stop: str = "") -> tuple[str, Any]:
+def single_action(
+    body: object, supported: Mapping[str, object], *, stop: str = ""
+) -> tuple[str, object]:
     """The one ``{"<action>": {...}}`` key of an actions body, with Senlin's texts.
 
     No body at all is "No action specified", as an empty map (Senlin reads both as ``{}``);

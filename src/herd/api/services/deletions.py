@@ -160,7 +160,7 @@ def require_admin(ctx: RequestContext) -> None:
         raise Forbidden("You are not authorized to complete this operation.")
 
 
-def tombstone_view(row: TombstoneRow, now: float) -> dict[str, Any]:
+def tombstone_view(row: TombstoneRow, now: float) -> dict[str, object]:
     from herd.api.views import isotime
 
     return {
@@ -178,7 +178,7 @@ def tombstone_view(row: TombstoneRow, now: float) -> dict[str, Any]:
 
 def list_deletions(
     session: Session, services: Services, ctx: RequestContext, params: dict[str, str]
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     require_admin(ctx)
     unknown = sorted(set(params) - {"resource_type"})
     if unknown:

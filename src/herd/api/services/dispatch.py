@@ -19,7 +19,7 @@ SYNCHRONOUS: dict[str, Any] = {**LIFECYCLE_CALLS, **PREVIEWS}
 
 
 def cluster_action(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: object
 ) -> ActionRow | dict[str, Any]:
     """Store the requested action, or answer a synchronous one (its body is returned)."""
     name, params = single_action(body, {**HANDLERS, **SYNCHRONOUS})

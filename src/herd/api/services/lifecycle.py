@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.microversion import require
@@ -51,8 +49,8 @@ def _waiting_child(session: Session, cluster: ClusterRow, token: str) -> ActionR
 
 
 def complete_lifecycle(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
-) -> dict[str, Any]:
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
+) -> dict[str, object]:
     require(ctx.version, "1.9")
     params = parse_body(CompleteLifecycleParams, raw, label="complete_lifecycle")
     action = _waiting_child(session, cluster, params.lifecycle_action_token)
@@ -65,8 +63,8 @@ def complete_lifecycle(
 
 
 def lifecycle_heartbeat(
-    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
-) -> dict[str, Any]:
+    session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
+) -> dict[str, object]:
     params = parse_body(LifecycleHeartbeatParams, raw, label="lifecycle_heartbeat")
     action = _waiting_child(session, cluster, params.lifecycle_action_token)
     parent = action_store.get(session, action.parent_id) if action.parent_id else None

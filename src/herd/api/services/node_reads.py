@@ -6,16 +6,15 @@ Each read is one statement of ``herd.store.node_reads`` (a list adds the lookup 
 
 from __future__ import annotations
 
-from typing import Any
-
 from herd.api import pagination
 from herd.api.auth import RequestContext, for_caller
 from herd.api.services import agent_regions, deletions
+from herd.api.view_models import NodeView
 from herd.api.views import node_view_from_values
 from herd.errors import InvalidRequest, NotFound
 from herd.store import node_reads
 from herd.store.database import Connection, Session
-from herd.store.lookup import find
+from herd.store.lookup import Scope, find
 from herd.store.models import ClusterRow, NodeRow
 from herd.types import NodeStatus, ResourceType
 
@@ -44,16 +43,14 @@ def details_wanted(params: dict[str, str]) -> bool:
     return value is not None and pagination.parse_bool("show_details", value)
 
 
-def get_node(
-    connection: Connection, ctx: RequestContext, identity: str, details: bool
-) -> dict[str, Any]:
+def get_node(connection: Connection, ctx: RequestContext, identity: str, details: bool) -> NodeView:
     row = node_reads.read_node(
         connection, identity, ctx.scope(), agent=ctx.is_agent, regions=ctx.regions
     )
     return for_caller(ctx, node_view_from_values(row, ctx.version, details))
 
 
-def _cluster_id(session: Session, ctx: RequestContext, identity: str, scope: Any) -> str:
+def _cluster_id(session: Session, ctx: RequestContext, identity: str, scope: Scope) -> str:
     try:
         cluster = find(session, ClusterRow, identity, scope, "cluster")
         deletions.hide_from_agent(session, ctx, ResourceType.CLUSTER, cluster)
@@ -67,7 +64,7 @@ def _cluster_id(session: Session, ctx: RequestContext, identity: str, scope: Any
 
 def list_nodes(
     session: Session, ctx: RequestContext, params: pagination.ListParams
-) -> list[dict[str, Any]]:
+) -> list[NodeView]:
     scope = ctx.list_scope(params.global_project)
     details = details_wanted(params.extra)
     query = node_reads.node_select(agent=ctx.is_agent)

@@ -125,7 +125,7 @@ def update_node(
 
 
 def delete_node(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: object
 ) -> ActionRow | None:
     """Start a NODE_DELETE; None (204) when the node's deletion is already under way."""
     force = parse_force(body, ctx.version)
@@ -170,7 +170,7 @@ NODE_ACTIONS = {"check": ActionName.NODE_CHECK, "recover": ActionName.NODE_RECOV
 
 
 def node_action(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: object
 ) -> ActionRow:
     name, params = single_action(body, NODE_ACTIONS, stop=".")
     if params is not None and not isinstance(params, dict):

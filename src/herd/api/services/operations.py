@@ -30,7 +30,7 @@ from herd.types import ActionName, ResourceType
 SENLIN_FORM_KEYS = frozenset({"params", "filters"})
 
 
-def _single(body: Any, stop: str) -> tuple[str, Any]:
+def _single(body: object, stop: str) -> tuple[str, object]:
     """The one ``{"<operation>": ...}`` key, with Senlin's texts.
 
     Senlin ends these texts with a period for nodes and without one for clusters.
@@ -47,7 +47,7 @@ def _single(body: Any, stop: str) -> tuple[str, Any]:
 
 def _validated(
     session: Session, services: Services, profile_id: str, operation: str, params: Any
-) -> dict[str, Any]:
+) -> dict[str, object]:
     profile = profiles.get(session, profile_id)
     if profile is None:
         raise InvalidRequest(f"The specified profile '{profile_id}' could not be found.")
@@ -62,7 +62,7 @@ def _validated(
 
 
 def node_operation(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: object
 ) -> ActionRow:
     require(ctx.version, "1.4")
     operation, params = _single(body, ".")
@@ -95,7 +95,7 @@ def _member_ids(session: Session, cluster: ClusterRow, filters: Mapping[str, Any
 
 
 def cluster_operation(
-    session: Session, services: Services, ctx: RequestContext, identity: str, body: Any
+    session: Session, services: Services, ctx: RequestContext, identity: str, body: object
 ) -> ActionRow:
     require(ctx.version, "1.4")
     operation, inner = _single(body, "")

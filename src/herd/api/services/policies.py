@@ -28,7 +28,7 @@ def parse_policy_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str,
     return type_name, spec_map(raw_spec)
 
 
-def _updated_columns(request: PolicyUpdate) -> dict[str, Any]:
+def _updated_columns(request: PolicyUpdate) -> dict[str, object]:
     return {"name": request.name} if request.name is not None else {}
 
 
@@ -46,7 +46,7 @@ POLICIES: SpecKind[PolicyRow] = SpecKind(
 )
 
 
-def policy_type_detail(services: Services, name: str) -> dict[str, Any]:
+def policy_type_detail(services: Services, name: str) -> dict[str, object]:
     for entry in services.policies.types():
         if entry.get("name") == name:
             try:

@@ -44,8 +44,8 @@ def bound_policies(session: Session, services: Services, cluster_id: str) -> lis
 
 def _preview(key: str) -> PreviewCall:
     def handle(
-        session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: Any
-    ) -> dict[str, Any]:
+        session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
+    ) -> dict[str, object]:
         action, inputs = HANDLERS[key](session, services, ctx, cluster, raw)
         seed = inputs.get("seed")
         if seed is None:

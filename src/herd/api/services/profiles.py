@@ -52,11 +52,11 @@ def parse_profile_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str
     return type_name, spec
 
 
-def _own_columns(request: ProfileCreate | None) -> dict[str, Any]:
+def _own_columns(request: ProfileCreate | None) -> dict[str, object]:
     return {"meta_data": (request.metadata or {}) if request is not None else {}}
 
 
-def _updated_columns(request: ProfileUpdate) -> dict[str, Any]:
+def _updated_columns(request: ProfileUpdate) -> dict[str, object]:
     given = {"name": request.name, "meta_data": request.metadata}
     return {column: value for column, value in given.items() if value is not None}
 

@@ -86,7 +86,7 @@ def receiver_action(name: str) -> tuple[ActionName, ReceiverAction]:
 
 def check_params(
     services: Services, action: ReceiverAction, params: dict[str, Any] | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Check the parameters a receiver stores (each trigger may add the missing ones)."""
     context = {"max_nodes_per_cluster": services.settings.max_nodes_per_cluster}
     check_given(action.params, params or {}, label=action.key, context=context)

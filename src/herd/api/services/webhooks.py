@@ -152,7 +152,7 @@ def _receiver_event(
 
 def webhook_params(
     version: str | None, query: dict[str, str], body_params: dict[str, Any] | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The request's parameters: V=1 takes the query string too (as Senlin), V=2 the body.
 
     Raises:

@@ -1,6 +1,5 @@
 // The REST API as the dashboard calls it: the same endpoints, auth and error texts as any client.
 
-const VERSION_HEADER = "clustering 1.14";
 const TOKEN_KEY = "herd.token";
 
 export class ApiError extends Error {
@@ -25,8 +24,27 @@ export function setToken(value) {
   else sessionStorage.removeItem(TOKEN_KEY);
 }
 
+// The server's names and the API version it speaks (GET /v1/constants, public as GET /v1 is),
+// read once when the dashboard starts: app.js awaits loadConstants() before drawing a page, so
+// the views read them with constants() and carry no copies that drift from the server.
+let server = null;
+
+export async function loadConstants() {
+  if (server) return server;
+  const response = await fetch("/v1/constants", { headers: { Accept: "application/json" }, cache: "no-store" });
+  if (!response.ok) throw new ApiError(response.status, `GET /v1/constants answered ${response.status}`, "");
+  server = (await response.json()).constants;
+  return server;
+}
+
+export function constants() {
+  if (!server) throw new Error("loadConstants() has not run");
+  return server;
+}
+
 export async function api(method, path, body) {
-  const headers = { "OpenStack-API-Version": VERSION_HEADER, Accept: "application/json" };
+  const version = `clustering ${(await loadConstants()).api.max_version}`;
+  const headers = { "OpenStack-API-Version": version, Accept: "application/json" };
   const secret = token();
   if (secret) headers["X-Auth-Token"] = secret;
   let payload;
@@ -100,9 +118,3 @@ export function query(params) {
   return text ? `?${text}` : "";
 }
 
-export const CLUSTER_ACTIONS = [
-  "CLUSTER_CREATE", "CLUSTER_DELETE", "CLUSTER_UPDATE", "CLUSTER_SCALE_OUT", "CLUSTER_SCALE_IN",
-  "CLUSTER_RESIZE", "CLUSTER_ADD_NODES", "CLUSTER_DEL_NODES", "CLUSTER_REPLACE_NODES",
-  "CLUSTER_REPLACE_UNHEALTHY", "CLUSTER_CHECK", "CLUSTER_RECOVER", "CLUSTER_ATTACH_POLICY",
-  "CLUSTER_DETACH_POLICY", "CLUSTER_UPDATE_POLICY",
-];

@@ -1,6 +1,6 @@
 // The dashboard: picks the view for the path, polls it for live updates, asks for a token on 401.
 
-import { onUnauthorized, setToken, token } from "./api.js";
+import { loadConstants, onUnauthorized, setToken, token } from "./api.js";
 import { fill, h } from "./dom.js";
 import { actionView } from "./views/action.js";
 import { clusterView } from "./views/cluster.js";
@@ -54,6 +54,13 @@ async function refresh() {
 
 async function start() {
   clearInterval(timer);
+  // The views read the server's names (api.js constants()) from the moment they are made.
+  try {
+    await loadConstants();
+  } catch (error) {
+    fill(main, h("h1", null, "herd is not answering"), h("p", null, error.message));
+    return;
+  }
   const { nav, view } = route();
   for (const link of document.querySelectorAll("[data-nav]")) {
     if (link.dataset.nav === nav) link.setAttribute("aria-current", "page");

@@ -4,7 +4,7 @@
 // Every read and write is a /v1 call; polled reads send If-None-Match (api.js). Actions are read
 // with summary=true: a creation of 100,000 members would otherwise ship 200,000 ids.
 
-import { ApiError, CLUSTER_ACTIONS, api, get, query } from "../api.js";
+import { ApiError, api, constants, get, query } from "../api.js";
 import { sizeChart } from "../charts.js";
 import { badge, epoch, fill, fillIfChanged, h, short, table, time } from "../dom.js";
 import { membersPanel } from "./members.js";
@@ -75,7 +75,7 @@ export function clusterView(clusterId) {
     el.rest.hidden = false;
     cluster = one.cluster;
     const [actions, waiting, sizes, policies] = await Promise.all([
-      get(`/v1/actions${query({ cluster_id: cluster.id, sort: "created_at:desc", limit: 25, action: CLUSTER_ACTIONS, summary: true })}`),
+      get(`/v1/actions${query({ cluster_id: cluster.id, sort: "created_at:desc", limit: 25, action: constants().cluster_action_names, summary: true })}`),
       get(`/v1/actions${query({ cluster_id: cluster.id, status: "WAITING_LIFECYCLE_COMPLETION", limit: WAITING, summary: true })}`),
       get(`${path}/size-history`),
       get(`${path}/policies`),

@@ -1,7 +1,7 @@
 // Clusters: name, status, members against desired (with min/max), policies, last action; and a
 // form creating one (POST /v1/clusters, the API's error texts shown as they are).
 
-import { ApiError, CLUSTER_ACTIONS, api, get, query } from "../api.js";
+import { ApiError, api, constants, get, query } from "../api.js";
 import { badge, fill, fillIfChanged, h, table, time } from "../dom.js";
 
 export function clustersView() {
@@ -16,7 +16,7 @@ export function clustersView() {
       const [clusters, policies, actions] = await Promise.all([
         get(`/v1/clusters${query({ show_nodes: false })}`),
         get("/v1/policies"),
-        get(`/v1/actions${query({ sort: "created_at:desc", limit: 200, action: CLUSTER_ACTIONS, summary: true })}`),
+        get(`/v1/actions${query({ sort: "created_at:desc", limit: 200, action: constants().cluster_action_names, summary: true })}`),
       ]);
       const policyNames = Object.fromEntries(policies.policies.map((p) => [p.id, p.name]));
       const last = {};

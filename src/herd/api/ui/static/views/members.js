@@ -3,7 +3,7 @@
 // so a 100,000-member cluster costs one page of rows. Each row can be marked unhealthy or reset,
 // recovered, or deleted; the name opens the node page.
 
-import { ApiError, api, get, query } from "../api.js";
+import { ApiError, api, constants, get, query } from "../api.js";
 import { badge, fill, fillIfChanged, h, short, table, time } from "../dom.js";
 import { openMarkDialog } from "./mark.js";
 
@@ -11,8 +11,6 @@ const PAGE_SIZES = [25, 50, 100, 200];
 const SORTS = [
   ["index", "Index"], ["name", "Name"], ["status", "Status"], ["health", "Health"], ["created_at", "Created"],
 ];
-const STATUSES = ["", "INIT", "CREATING", "ACTIVE", "ERROR", "WARNING", "UPDATING", "DELETING", "RECOVERING"];
-const HEALTHS = ["", "HEALTHY", "CHECK_FAILED", "CHECK_COMPLETE", "UNKNOWN"];
 const FILTERS = ["status", "health", "zone", "region", "name"];
 
 function yesNo(value) {
@@ -134,8 +132,8 @@ export function membersPanel(clusterId, { cluster, changed }) {
 
   function filterForm() {
     const inputs = {
-      status: select("filter-status", STATUSES.map((s) => [s, s || "any"]), ""),
-      health: select("filter-health", HEALTHS.map((s) => [s, s || "any"]), ""),
+      status: select("filter-status", ["", ...constants().node_statuses].map((s) => [s, s || "any"]), ""),
+      health: select("filter-health", ["", ...constants().health_statuses].map((s) => [s, s || "any"]), ""),
       zone: h("input", { id: "filter-zone", name: "zone", type: "text", size: 10 }),
       region: h("input", { id: "filter-region", name: "region", type: "text", size: 10 }),
       name: h("input", { id: "filter-name", name: "name", type: "text", size: 14 }),

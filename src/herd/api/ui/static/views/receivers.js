@@ -2,13 +2,8 @@
 // a trigger button (POST to the URL, as an alarm would) and delete; and a form creating one
 // (POST /v1/receivers). The API's error texts show as they are.
 
-import { ApiError, api, get, query } from "../api.js";
+import { ApiError, api, constants, get, query } from "../api.js";
 import { fillIfChanged, h, table, time } from "../dom.js";
-
-const ACTIONS = [
-  "CLUSTER_SCALE_OUT", "CLUSTER_SCALE_IN", "CLUSTER_RESIZE", "CLUSTER_CHECK", "CLUSTER_RECOVER",
-  "CLUSTER_REPLACE_UNHEALTHY", "CLUSTER_DEL_NODES",
-];
 
 // The URL's path and query on this origin: the page may reach herd by another host name than
 // the one the receiver's URL was made with, and the page may only call its own origin.
@@ -80,7 +75,7 @@ export function receiversPanel(clusterId, changed) {
   }
 
   const name = h("input", { id: "receiver-name", type: "text", size: 14 });
-  const action = h("select", { id: "receiver-action" }, ACTIONS.map((a) => h("option", { value: a }, a)));
+  const action = h("select", { id: "receiver-action" }, constants().receiver_action_names.map((a) => h("option", { value: a }, a)));
   const params = h("input", { id: "receiver-params", type: "text", size: 20, placeholder: '{"count": 1}', class: "mono" });
   const form = h("form", {
     class: "inline", id: "receiver-form", novalidate: true,

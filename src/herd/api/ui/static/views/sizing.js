@@ -2,13 +2,11 @@
 // scale out, resize, attach and detach a policy, delete the cluster. Each shows the API's own
 // error text as it is, and the action it started.
 
-import { ApiError, api, get } from "../api.js";
+import { ApiError, api, constants, get } from "../api.js";
 import { h } from "../dom.js";
 
-const ADJUSTMENTS = [
-  ["EXACT_CAPACITY", "exact capacity"], ["CHANGE_IN_CAPACITY", "change in capacity"],
-  ["CHANGE_IN_PERCENTAGE", "change in percentage"],
-];
+// The server's adjustment types, each shown as words (EXACT_CAPACITY: "exact capacity").
+const adjustments = () => constants().adjustment_types.map((t) => [t, t.toLowerCase().replaceAll("_", " ")]);
 
 // A number when the text is an integer, else the text itself: the API names what is wrong.
 function value(raw) {
@@ -62,7 +60,7 @@ export function clusterForms(clusterId, changed) {
       return post({ scale_out: count === undefined ? {} : { count } });
     }, changed);
 
-  const type = h("select", { id: "resize-type" }, ADJUSTMENTS.map(([v, t]) => h("option", { value: v }, t)));
+  const type = h("select", { id: "resize-type" }, adjustments().map(([v, t]) => h("option", { value: v }, t)));
   const number = h("input", { id: "resize-number", type: "text", size: 6 });
   const min = h("input", { id: "resize-min", type: "text", size: 5 });
   const max = h("input", { id: "resize-max", type: "text", size: 5 });
