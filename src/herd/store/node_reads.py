@@ -14,7 +14,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, select
+from sqlalchemy import Connection, Row, Select, String, and_, any_, bindparam, exists, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 
 from herd.errors import MultipleChoices, NotFound
@@ -50,6 +51,10 @@ NODE_COLUMNS = (
     NodeRow.deleted_at,
     NodeRow.tainted,
 )
+#: full ids are 36 characters: anything shorter is a name or a short id
+FULL_ID = 36
+#: the position of the node's project in a row of :func:`node_select`
+PROJECT = 6
 #: what follows the node's columns: its profile's name and its last check
 EXTRA_COLUMNS = (
     ProfileRow.name,
@@ -186,3 +191,23 @@ def _unique(
             "Please be more specific."
         )
     return rows[0] if rows else None
+
+
+@functools.cache
+def _by_ids(postgresql: bool) -> Select[Any]:
+    """Nodes by full id, for :func:`read_nodes_by_id`, built once.
+
+    On PostgreSQL the ids travel as one array (``= ANY(:ids)``): one statement text
+    whatever the number of ids, so the server's prepared statement is reused.
+    """
+    query = node_select(agent=False)
+    if postgresql:
+        return query.where(NodeRow.id == any_(bindparam("ids", type_=ARRAY(String))))
+    return query.where(NodeRow.id.in_(bindparam("ids", expanding=True)))
+
+
+def read_nodes_by_id(connection: Connection, node_ids: Sequence[str]) -> dict[str, Row[Any]]:
+    """The nodes of these full ids that exist (in any project), each with the columns of
+    :func:`node_select`, in one statement. The caller decides who may see which."""
+    statement = _by_ids(connection.dialect.name == "postgresql")
+    return {row[0]: row for row in connection.execute(statement, {"ids": list(node_ids)})}

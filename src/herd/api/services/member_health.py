@@ -118,8 +118,12 @@ def mark_members(session: Session, services: Services, marks: list[Mark]) -> lis
         if event is not None:
             events.append(event | {"cluster_id": cluster.id})
         outcomes.append(Outcome(value=result))
-    mark_batches.write_health(session, written)
-    mark_batches.record_events(connection, events)
+    if connection.dialect.name == "postgresql":
+        # One statement, one round trip, for every write of the batch.
+        mark_batches.write_all(connection, written, events)
+    else:
+        mark_batches.write_health(session, written)
+        mark_batches.record_events(connection, events)
     return outcomes
 
 
