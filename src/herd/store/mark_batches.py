@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, insert, select, text, update
+from sqlalchemy import Connection, Select, bindparam, insert, select, text
 from sqlalchemy.orm import Session
 
 from herd.store import locks, member_marks, member_revisions, nodes
