@@ -57,7 +57,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 #: the files that take longest (minutes of tempest, Heat's start and polling): first in the
 #: collection, so that `--dist loadfile` starts them at once instead of last, beside nothing
-LONGEST_FIRST = ("tests/e2e/test_senlin_tempest.py", "tests/e2e/test_heat_resources.py")
+LONGEST_FIRST = (
+    "tests/e2e/test_senlin_tempest.py",
+    "tests/e2e/test_heat_resources.py",
+    "tests/e2e/test_nova_trusts.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

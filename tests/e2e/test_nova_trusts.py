@@ -24,6 +24,7 @@ import pytest
 from tests.conftest import free_port
 from tests.e2e.server import HerdServer
 from tests.keystone_bed import PASSWORD, REGION, KeystoneBed, missing_reason
+from tests.nova_bed.configs import not_installed_reason as nova_bed_missing
 from tests.nova_bed.fixture import NovaCloud
 from tests.nova_bed.keystone_api import start_keystone_nova_api
 from tests.waiting import wait_for, wait_for_action
@@ -50,17 +51,26 @@ class Beds:
 
 
 @pytest.fixture(scope="module")
-def beds(tmp_path_factory: pytest.TempPathFactory, nova_cloud: NovaCloud) -> Iterator[Beds]:
+def beds(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Beds]:
+    reason = nova_bed_missing()
+    if reason:
+        pytest.skip(reason)
     keystone = KeystoneBed(tmp_path_factory.mktemp("keystone"), free_port())
     nova_api = None
     herd = None
+    nova_cloud: NovaCloud | None = None
     try:
-        # the nova-api boots while Keystone bootstraps (it asks Keystone only when called)
+        # Keystone bootstraps while the run's Nova bed may still be starting (it starts in
+        # the background after collection); then the nova-api boots
+        keystone.start()
+        nova_cloud = request.getfixturevalue("nova_cloud")
+        assert nova_cloud is not None
         nova_api, compute_url = start_keystone_nova_api(
             nova_cloud.info, tmp_path_factory.mktemp("nova-api-keystone"), keystone.url,
             "admin", PASSWORD,
         )  # fmt: skip
-        keystone.start()
         nova_api.wait_http(compute_url + "/")
         admin = keystone.token("admin", "admin")
         keystone.add_user(admin, "carla", "demo", "member")
@@ -72,7 +82,8 @@ def beds(tmp_path_factory: pytest.TempPathFactory, nova_cloud: NovaCloud) -> Ite
         herd.start(timeout=180)
         yield Beds(keystone, herd, nova_cloud, compute_url)
     finally:
-        _remove_leftovers(nova_cloud)
+        if nova_cloud is not None:
+            _remove_leftovers(nova_cloud)
         if herd is not None:
             herd.stop()
         if nova_api is not None:
