@@ -8,25 +8,21 @@ What exists is checked in Nova's own lists (servers, server groups), never throu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from tests.e2e.nova.test_nova_cluster import (
-    V,
-    _act,
-    _cluster,
-    _delete_cluster,
-    _herd_server,
-    _members,
-    _policy,
-    _profile,
-    _servers,
+from tests.e2e.nova.herd_api import (
+    act,
+    create_cluster,
+    create_policy,
+    create_profile,
+    delete_cluster,
+    members_of,
+    nova_servers,
 )
 from tests.functional.engine.harness import running_engine
-from tests.nova_bed.bed import BedInfo
 from tests.nova_bed.fixture import NovaCloud
 from tests.waiting import wait_for
 
@@ -38,37 +34,25 @@ TINY_PROPERTIES = {"flavor": "m1.tiny", "image": "cirros-0.4.0-x86_64-disk"}
 TINY: dict[str, Any] = {"type": "os.nova.server", "version": "1.0", "properties": TINY_PROPERTIES}
 
 
-@pytest.fixture(scope="module")
-def nova(nova_cloud: NovaCloud) -> Any:
-    return nova_cloud.connect()
-
-
-@pytest.fixture(scope="module")
-def herd(nova_cloud: NovaCloud, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    bed: BedInfo = nova_cloud.info
-    server = _herd_server(bed, Path(tmp_path_factory.mktemp("herd")) / "data").start()
-    with httpx.Client(base_url=server.url, headers=V, timeout=60) as client:
-        yield client
-    server.stop()
-
-
 def _affinity(herd: httpx.Client, name: str, **properties: Any) -> str:
     spec = {"type": "senlin.policy.affinity", "version": "1.0", "properties": properties}
-    return _policy(herd, name, spec)
+    return create_policy(herd, name, spec)
 
 
 def _hosts(nova: Any, cluster: str) -> dict[str, str]:
     """server id -> compute host, for this cluster's servers in Nova."""
-    return {s.id: s.compute_host for s in _servers(nova) if s.metadata.get("cluster_id") == cluster}
+    return {
+        s.id: s.compute_host for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster
+    }
 
 
 def test_anti_affinity_spreads_then_refuses_a_member_more_than_hosts(
     herd: httpx.Client, nova: Any
 ) -> None:
-    profile = _profile(herd, "anti", TINY)
-    cluster = _cluster(herd, "anti", profile["id"], 0)["id"]
+    profile = create_profile(herd, "anti", TINY)
+    cluster = create_cluster(herd, "anti", profile["id"], 0)["id"]
     policy = _affinity(herd, "anti")  # Senlin's default: anti-affinity, a group herd names
-    attach = _act(herd, cluster, {"policy_attach": {"policy_id": policy}})
+    attach = act(herd, cluster, {"policy_attach": {"policy_id": policy}})
     assert attach["status"] == "SUCCEEDED", attach["status_reason"]
     group = nova.compute.find_server_group(f"server_group_{attach['id'][:8]}")
     assert group is not None and group.policy == "anti-affinity"
@@ -77,27 +61,27 @@ def test_anti_affinity_spreads_then_refuses_a_member_more_than_hosts(
     # (both scheduled to one host, the late check refuses one, its retry may find no host left;
     # docs/policies.md), which is Nova's behaviour, not what this test is about
     for _ in range(2):
-        action = _act(herd, cluster, {"scale_out": {"count": 1}})
+        action = act(herd, cluster, {"scale_out": {"count": 1}})
         assert action["status"] == "SUCCEEDED", action["status_reason"]
     hosts = _hosts(nova, cluster)
     assert sorted(hosts.values()) == ["compute1", "compute2"]  # one per host
     assert set(nova.compute.get_server_group(group.id).member_ids) == set(hosts)
-    for member in _members(herd, cluster):
+    for member in members_of(herd, cluster):
         assert member["data"]["placement"]["servergroup"] == group.id
 
     # a third member: no host is left that holds no member of the group
-    action = _act(herd, cluster, {"scale_out": {"count": 1}})
+    action = act(herd, cluster, {"scale_out": {"count": 1}})
     assert action["status"] == "FAILED"
-    failed = [m for m in _members(herd, cluster) if m["status"] == "ERROR"]
-    assert len(failed) == 1, _members(herd, cluster)
+    failed = [m for m in members_of(herd, cluster) if m["status"] == "ERROR"]
+    assert len(failed) == 1, members_of(herd, cluster)
     assert "No valid host was found" in failed[0]["status_reason"], failed[0]["status_reason"]
     assert herd.get(f"/v1/clusters/{cluster}").json()["cluster"]["status"] == "WARNING"
     assert _hosts(nova, cluster) == hosts  # the refused server was deleted, nothing leaked
 
-    detach = _act(herd, cluster, {"policy_detach": {"policy_id": policy}})
+    detach = act(herd, cluster, {"policy_detach": {"policy_id": policy}})
     assert detach["status"] == "SUCCEEDED", detach["status_reason"]
     assert nova.compute.find_server_group(group.id) is None  # herd made it, herd deleted it
-    _delete_cluster(herd, cluster)
+    delete_cluster(herd, cluster)
     assert _hosts(nova, cluster) == {}
 
 
@@ -106,12 +90,12 @@ def test_affinity_with_an_existing_group_keeps_replacements_in_it(
 ) -> None:
     group = nova.compute.create_server_group(name="ops-together", policy="affinity")
     try:
-        profile = _profile(herd, "together", TINY)
-        cluster = _cluster(herd, "together", profile["id"], 0)["id"]
+        profile = create_profile(herd, "together", TINY)
+        cluster = create_cluster(herd, "together", profile["id"], 0)["id"]
         wrong = _affinity(
             herd, "wrong", servergroup={"name": "ops-together", "policies": "anti-affinity"}
         )
-        refused = _act(herd, cluster, {"policy_attach": {"policy_id": wrong}})
+        refused = act(herd, cluster, {"policy_attach": {"policy_id": wrong}})
         assert refused["status"] == "FAILED"
         assert refused["status_reason"] == (
             "Policies specified (anti-affinity) doesn't match that of the existing servergroup "
@@ -120,22 +104,22 @@ def test_affinity_with_an_existing_group_keeps_replacements_in_it(
         policy = _affinity(
             herd, "together", servergroup={"name": "ops-together", "policies": "affinity"}
         )
-        attach = _act(herd, cluster, {"policy_attach": {"policy_id": policy}})
+        attach = act(herd, cluster, {"policy_attach": {"policy_id": policy}})
         assert attach["status"] == "SUCCEEDED", attach["status_reason"]
 
-        action = _act(herd, cluster, {"scale_out": {"count": 3}})
+        action = act(herd, cluster, {"scale_out": {"count": 3}})
         assert action["status"] == "SUCCEEDED", action["status_reason"]
         hosts = _hosts(nova, cluster)
         assert len(hosts) == 3 and len(set(hosts.values())) == 1  # all on one host
         assert set(nova.compute.get_server_group(group.id).member_ids) == set(hosts)
 
         # a replacement boots into the same group (the node keeps its placement)
-        old = _members(herd, cluster)[0]
+        old = members_of(herd, cluster)[0]
         r = herd.patch(f"/v1/clusters/{cluster}/nodes/{old['id']}", json={"mark_unhealthy": True})
         assert r.status_code == 200, r.text
-        action = _act(herd, cluster, {"replace_unhealthy": {}})
+        action = act(herd, cluster, {"replace_unhealthy": {}})
         assert action["status"] == "SUCCEEDED", action["status_reason"]
-        new = next(m for m in _members(herd, cluster) if m["index"] == old["index"])
+        new = next(m for m in members_of(herd, cluster) if m["index"] == old["index"])
         assert new["physical_id"] != old["physical_id"]
         assert new["physical_id"] in nova.compute.get_server_group(group.id).member_ids
 
@@ -145,10 +129,10 @@ def test_affinity_with_an_existing_group_keeps_replacements_in_it(
         wait_for(old_left, timeout=60)
         assert len(set(_hosts(nova, cluster).values())) == 1
 
-        detach = _act(herd, cluster, {"policy_detach": {"policy_id": policy}})
+        detach = act(herd, cluster, {"policy_detach": {"policy_id": policy}})
         assert detach["status"] == "SUCCEEDED", detach["status_reason"]
         assert nova.compute.find_server_group(group.id) is not None  # not herd's to delete
-        _delete_cluster(herd, cluster)
+        delete_cluster(herd, cluster)
         assert _hosts(nova, cluster) == {}
     finally:
         nova.compute.delete_server_group(group.id, ignore_missing=True)

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -22,17 +21,23 @@ from urllib.parse import urlparse
 import httpx
 import pytest
 import yaml
-from tests.e2e.server import HerdServer
+from tests.e2e.nova.herd_api import (
+    IMAGE,
+    V,
+    act,
+    create_cluster,
+    create_policy,
+    create_profile,
+    delete_cluster,
+    herd_server,
+    members_of,
+    nova_servers,
+)
 from tests.nova_bed.bed import BedInfo
-from tests.nova_bed.fixture import NovaCloud
-from tests.postgres import free_port
 from tests.waiting import wait_for, wait_for_action
 
 # the first Nova test may wait for the shared bed's whole start-up
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
-
-V = {"OpenStack-API-Version": "clustering 1.14"}
-IMAGE = "cirros-0.4.0-x86_64-disk"
 
 # Senlin's documented sample spec (examples/profiles/nova_server/cirros_basic.yaml) minus its
 # network 'private' (a stub Neutron without `make neutron-bed` has none; test_nova_network.py
@@ -50,83 +55,6 @@ properties:
     #!/bin/sh
     echo 'hello, world' > /tmp/test_file
 """
-
-
-@pytest.fixture(scope="module")
-def bed(nova_cloud: NovaCloud) -> BedInfo:
-    """The run's shared Nova bed (tests/nova_bed/fixture.py); skipped, saying why, without it."""
-    return nova_cloud.info
-
-
-@pytest.fixture(scope="module")
-def nova(nova_cloud: NovaCloud) -> Any:
-    """openstacksdk on the bed: what the tests check Nova's own lists with."""
-    return nova_cloud.connect()
-
-
-def _herd_server(bed: BedInfo, data_dir: Path) -> HerdServer:
-    return HerdServer(
-        data_dir,
-        free_port(),
-        OS_CLIENT_CONFIG_FILE=bed.clouds_yaml,
-        HERD_NOVA_CLOUD=bed.cloud_name,
-        HERD_NOVA_TIMEOUT="120",
-        HERD_NOVA_NOTIFICATIONS_URL=bed.transport_url,
-    )
-
-
-@pytest.fixture(scope="module")
-def herd(bed: BedInfo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    server = _herd_server(bed, tmp_path_factory.mktemp("herd") / "data").start()
-    with httpx.Client(base_url=server.url, headers=V, timeout=60) as client:
-        yield client
-    server.stop()
-    secret = urlparse(bed.transport_url).password
-    assert not secret or secret not in server.log.read_text()  # the bus password is never logged
-
-
-def _servers(nova: Any) -> list[Any]:
-    """Nova's servers. One whose deletion has finished can be listed as DELETED for a moment
-    (Nova marks it before removing its row): it is gone."""
-    return [s for s in nova.compute.servers(all_projects=True) if s.status != "DELETED"]
-
-
-def _profile(herd: httpx.Client, name: str, spec: Any) -> dict[str, Any]:
-    r = herd.post("/v1/profiles", json={"profile": {"name": name, "spec": spec}})
-    assert r.status_code == 201, r.text
-    return dict(r.json()["profile"])
-
-
-def _policy(herd: httpx.Client, name: str, spec: dict[str, Any]) -> str:
-    r = herd.post("/v1/policies", json={"policy": {"name": name, "spec": spec}})
-    assert r.status_code == 201, r.text
-    return str(r.json()["policy"]["id"])
-
-
-def _act(herd: httpx.Client, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
-    r = herd.post(f"/v1/clusters/{cluster}/actions", json=body)
-    assert r.status_code == 202, r.text
-    return wait_for_action(herd, r.json()["action"], timeout=240)
-
-
-def _cluster(herd: httpx.Client, name: str, profile: str, size: int) -> dict[str, Any]:
-    body = {"cluster": {"name": name, "profile_id": profile, "desired_capacity": size}}
-    r = herd.post("/v1/clusters", json=body)
-    assert r.status_code == 202, r.text
-    action = wait_for_action(herd, r.headers["Location"].rsplit("/", 1)[1], timeout=240)
-    cluster = herd.get(f"/v1/clusters/{r.json()['cluster']['id']}").json()["cluster"]
-    return {**cluster, "action": action}
-
-
-def _members(herd: httpx.Client, cluster: str) -> list[dict[str, Any]]:
-    r = herd.get("/v1/nodes", params={"cluster_id": cluster, "show_details": "true"})
-    return list(r.json()["nodes"])
-
-
-def _delete_cluster(herd: httpx.Client, cluster: str) -> None:
-    r = herd.delete(f"/v1/clusters/{cluster}")
-    assert r.status_code == 202, r.text
-    wait_for(lambda: herd.get(f"/v1/clusters/{cluster}").status_code == 404, timeout=240)
 
 
 def test_profile_checks_against_the_cloud(herd: httpx.Client) -> None:
@@ -152,7 +80,7 @@ def test_profile_checks_against_the_cloud(herd: httpx.Client) -> None:
 
 
 def test_senlin_doc_spec_makes_a_server(herd: httpx.Client, nova: Any) -> None:
-    profile = _profile(herd, "senlin-doc", yaml.safe_load(SENLIN_DOC_SPEC))
+    profile = create_profile(herd, "senlin-doc", yaml.safe_load(SENLIN_DOC_SPEC))
     assert profile["type"] == "os.nova.server-1.0"
     r = herd.post("/v1/nodes", json={"node": {"name": "doc-node", "profile_id": profile["id"]}})
     assert r.status_code == 202, r.text
@@ -169,7 +97,7 @@ def test_senlin_doc_spec_makes_a_server(herd: httpx.Client, nova: Any) -> None:
     r = herd.delete(f"/v1/nodes/{node['id']}")
     assert r.status_code == 202
     wait_for(lambda: herd.get(f"/v1/nodes/{node['id']}").status_code == 404, timeout=120)
-    assert all(s.id != server.id for s in _servers(nova))
+    assert all(s.id != server.id for s in nova_servers(nova))
 
 
 def test_openstack_cluster_cli_takes_the_senlin_spec(herd: httpx.Client, tmp_path: Path) -> None:
@@ -202,9 +130,9 @@ def test_zone_cluster_of_20_scale_in_by_6_replace_and_delete(herd: httpx.Client,
         "version": "1.0",
         "properties": {"flavor": "m1.tiny", "image": IMAGE},
     }
-    profile = _profile(herd, "tiny", spec)
-    cluster = _cluster(herd, "zoned", profile["id"], 0)["id"]
-    zones = _policy(
+    profile = create_profile(herd, "tiny", spec)
+    cluster = create_cluster(herd, "zoned", profile["id"], 0)["id"]
+    zones = create_policy(
         herd,
         "zones",
         {
@@ -215,7 +143,7 @@ def test_zone_cluster_of_20_scale_in_by_6_replace_and_delete(herd: httpx.Client,
             },
         },
     )
-    deletion = _policy(
+    deletion = create_policy(
         herd,
         "deletion",
         {
@@ -225,50 +153,46 @@ def test_zone_cluster_of_20_scale_in_by_6_replace_and_delete(herd: httpx.Client,
         },
     )
     for policy in (zones, deletion):
-        assert (
-            _act(herd, cluster, {"policy_attach": {"policy_id": policy}})["status"] == "SUCCEEDED"
-        )
+        assert act(herd, cluster, {"policy_attach": {"policy_id": policy}})["status"] == "SUCCEEDED"
 
     # 20 servers, the issue's size: 14, then 6 younger ones (3 per zone)
-    action = _act(herd, cluster, {"scale_out": {"count": 14}})
+    action = act(herd, cluster, {"scale_out": {"count": 14}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]
-    elders = {m["physical_id"] for m in _members(herd, cluster)}
-    action = _act(herd, cluster, {"scale_out": {"count": 6}})
+    elders = {m["physical_id"] for m in members_of(herd, cluster)}
+    action = act(herd, cluster, {"scale_out": {"count": 6}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]
-    members = _members(herd, cluster)
-    in_nova = {s.id: s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster}
+    members = members_of(herd, cluster)
+    in_nova = {s.id: s for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster}
     assert {m["physical_id"] for m in members} == set(in_nova)
     assert Counter(s.availability_zone for s in in_nova.values()) == {"az1": 10, "az2": 10}
     for m in members:  # the zone herd counts by is the one Nova reports
         assert m["data"]["placement"]["zone"] == in_nova[m["physical_id"]].availability_zone
 
     # scale-in by 6: the zone policy takes 3 per zone, the deletion policy the youngest there
-    action = _act(herd, cluster, {"scale_in": {"count": 6}})
+    action = act(herd, cluster, {"scale_in": {"count": 6}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]
-    in_nova = {s.id: s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster}
+    in_nova = {s.id: s for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster}
     assert Counter(s.availability_zone for s in in_nova.values()) == {"az1": 7, "az2": 7}
     assert set(in_nova) == elders
-    assert {m["physical_id"] for m in _members(herd, cluster)} == set(in_nova)
+    assert {m["physical_id"] for m in members_of(herd, cluster)} == set(in_nova)
 
     # mark-unhealthy: replaced by a new server under the same node name
-    old = _members(herd, cluster)[0]
+    old = members_of(herd, cluster)[0]
     r = herd.patch(f"/v1/clusters/{cluster}/nodes/{old['id']}", json={"mark_unhealthy": True})
     assert r.status_code == 200, r.text
-    action = _act(herd, cluster, {"replace_unhealthy": {}})
+    action = act(herd, cluster, {"replace_unhealthy": {}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]
-    twin = next(m for m in _members(herd, cluster) if m["index"] == old["index"])
+    twin = next(m for m in members_of(herd, cluster) if m["index"] == old["index"])
     assert twin["name"] == old["name"] and twin["physical_id"] != old["physical_id"]
-    servers = {s.id: s for s in _servers(nova)}
+    servers = {s.id: s for s in nova_servers(nova)}
     assert old["physical_id"] not in servers
     assert servers[twin["physical_id"]].status == "ACTIVE"
     assert servers[twin["physical_id"]].name == old["name"]
 
     for policy in (zones, deletion):  # Senlin's rule: no cluster delete with policies attached
-        assert (
-            _act(herd, cluster, {"policy_detach": {"policy_id": policy}})["status"] == "SUCCEEDED"
-        )
-    _delete_cluster(herd, cluster)
-    assert [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster] == []
+        assert act(herd, cluster, {"policy_detach": {"policy_id": policy}})["status"] == "SUCCEEDED"
+    delete_cluster(herd, cluster)
+    assert [s for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster] == []
 
 
 def test_server_deleted_in_nova_is_noticed_and_replaced(herd: httpx.Client, nova: Any) -> None:
@@ -278,9 +202,9 @@ def test_server_deleted_in_nova_is_noticed_and_replaced(herd: httpx.Client, nova
         "version": "1.0",
         "properties": {"flavor": "1", "image": IMAGE},
     }
-    profile = _profile(herd, "watched", spec)
-    cluster = _cluster(herd, "watched", profile["id"], 3)["id"]
-    health = _policy(
+    profile = create_profile(herd, "watched", spec)
+    cluster = create_cluster(herd, "watched", profile["id"], 3)["id"]
+    health = create_policy(
         herd,
         "events",
         {
@@ -296,7 +220,7 @@ def test_server_deleted_in_nova_is_noticed_and_replaced(herd: httpx.Client, nova
             },
         },
     )
-    assert _act(herd, cluster, {"policy_attach": {"policy_id": health}})["status"] == "SUCCEEDED"
+    assert act(herd, cluster, {"policy_attach": {"policy_id": health}})["status"] == "SUCCEEDED"
 
     def watched() -> bool:
         checks = herd.get(f"/v1/clusters/{cluster}/health").json()["cluster_health"]
@@ -304,7 +228,7 @@ def test_server_deleted_in_nova_is_noticed_and_replaced(herd: httpx.Client, nova
 
     wait_for(watched, timeout=60)
     time.sleep(2)  # the members are watched within a second of the lease
-    victim = _members(herd, cluster)[1]
+    victim = members_of(herd, cluster)[1]
     deleted = time.monotonic()
     nova.compute.delete_server(victim["physical_id"])
 
@@ -321,19 +245,21 @@ def test_server_deleted_in_nova_is_noticed_and_replaced(herd: httpx.Client, nova
     reasons = [e["status_reason"] for e in r.json()["events"]]
     detected = f"server {victim['physical_id']} is being deleted (Nova: instance.delete.start)"
     assert any(detected in (reason or "") for reason in reasons), reasons
-    servers = [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster]
+    servers = [s for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster]
     assert sorted(s.id for s in servers) == sorted(
-        m["physical_id"] for m in _members(herd, cluster)
+        m["physical_id"] for m in members_of(herd, cluster)
     )
-    assert _act(herd, cluster, {"policy_detach": {"policy_id": health}})["status"] == "SUCCEEDED"
-    _delete_cluster(herd, cluster)
-    assert [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster] == []
+    assert act(herd, cluster, {"policy_detach": {"policy_id": health}})["status"] == "SUCCEEDED"
+    delete_cluster(herd, cluster)
+    assert [s for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster] == []
 
 
 def test_operations_and_profile_updates_in_place(herd: httpx.Client, nova: Any) -> None:
     """Senlin's server operations, then new profiles: rename and metadata, resize, rebuild."""
     props = {"flavor": "m1.tiny", "image": IMAGE, "metadata": {"v": "1", "gone": "x"}}
-    first = _profile(herd, "v1", {"type": "os.nova.server", "version": "1.0", "properties": props})
+    first = create_profile(
+        herd, "v1", {"type": "os.nova.server", "version": "1.0", "properties": props}
+    )
     r = herd.post("/v1/nodes", json={"node": {"name": "ops-node", "profile_id": first["id"]}})
     assert r.status_code == 202, r.text
     node_id = r.json()["node"]["id"]
@@ -362,7 +288,7 @@ def test_operations_and_profile_updates_in_place(herd: httpx.Client, nova: Any) 
 
     def update(name: str, properties: dict[str, Any]) -> Any:
         spec = {"type": "os.nova.server", "version": "1.0", "properties": properties}
-        profile = _profile(herd, name, spec)
+        profile = create_profile(herd, name, spec)
         r = herd.patch(f"/v1/nodes/{node_id}", json={"node": {"profile_id": profile["id"]}})
         assert r.status_code == 202, r.text
         action = wait_for_action(herd, r.headers["Location"].rsplit("/", 1)[1], timeout=180)
@@ -396,10 +322,10 @@ def test_no_valid_host_is_node_error_with_nova_fault_and_nothing_leaks(
         "version": "1.0",
         "properties": {"flavor": "m1.toobig", "image": IMAGE},
     }
-    profile = _profile(herd, "toobig", spec)
-    cluster = _cluster(herd, "toobig", profile["id"], 2)
+    profile = create_profile(herd, "toobig", spec)
+    cluster = create_cluster(herd, "toobig", profile["id"], 2)
     assert cluster["action"]["status"] == "FAILED"
-    members = _members(herd, cluster["id"])
+    members = members_of(herd, cluster["id"])
     assert len(members) == 2
     for member in members:
         assert member["status"] == "ERROR"
@@ -409,15 +335,15 @@ def test_no_valid_host_is_node_error_with_nova_fault_and_nothing_leaks(
         "WARNING",
     )
     # the servers Nova put in ERROR were deleted: none of this cluster is left
-    assert [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster["id"]] == []
-    _delete_cluster(herd, cluster["id"])
+    assert [s for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster["id"]] == []
+    delete_cluster(herd, cluster["id"])
 
 
 def test_kill_9_during_scale_out_creates_no_server_twice(
     bed: BedInfo, nova: Any, tmp_path: Path
 ) -> None:
     """herd dies with boots in flight; restarted, it finds them by their tag, boots the rest."""
-    server = _herd_server(bed, tmp_path / "data").start()
+    server = herd_server(bed, tmp_path / "data").start()
     try:
         with httpx.Client(base_url=server.url, headers=V, timeout=60) as client:
             spec = {
@@ -425,8 +351,8 @@ def test_kill_9_during_scale_out_creates_no_server_twice(
                 "version": "1.0",
                 "properties": {"flavor": "1", "image": IMAGE},
             }
-            profile = _profile(client, "crash", spec)
-            cluster = _cluster(client, "crash", profile["id"], 0)["id"]
+            profile = create_profile(client, "crash", spec)
+            cluster = create_cluster(client, "crash", profile["id"], 0)["id"]
             # the issue's size: a 20-server scale-out, killed with boots in flight
             r = client.post(f"/v1/clusters/{cluster}/actions", json={"scale_out": {"count": 20}})
             assert r.status_code == 202, r.text
@@ -434,7 +360,7 @@ def test_kill_9_during_scale_out_creates_no_server_twice(
 
             def booting() -> bool:
                 return bool(
-                    sum(s.metadata.get("cluster_id") == cluster for s in _servers(nova)) >= 2
+                    sum(s.metadata.get("cluster_id") == cluster for s in nova_servers(nova)) >= 2
                 )
 
             wait_for(booting, timeout=120, interval=0.05)
@@ -442,14 +368,14 @@ def test_kill_9_during_scale_out_creates_no_server_twice(
             server.start()
             done = wait_for_action(client, action, timeout=300)
             assert done["status"] == "SUCCEEDED", done["status_reason"]
-            members = _members(client, cluster)
+            members = members_of(client, cluster)
             assert len(members) == 20 and all(m["status"] == "ACTIVE" for m in members)
-            servers = [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster]
+            servers = [s for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster]
             per_node = Counter(s.metadata["cluster_node_id"] for s in servers)
             assert per_node == Counter({m["id"]: 1 for m in members})  # none twice, none missing
             assert {s.id for s in servers} == {m["physical_id"] for m in members}
-            _delete_cluster(client, cluster)
-            assert [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster] == []
+            delete_cluster(client, cluster)
+            assert [s for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster] == []
     finally:
         server.stop()
 
@@ -485,7 +411,7 @@ def test_adopt_an_existing_server(herd: httpx.Client, nova: Any, bed: BedInfo) -
     r = herd.delete(f"/v1/nodes/{node['id']}")
     assert r.status_code == 202
     wait_for(lambda: herd.get(f"/v1/nodes/{node['id']}").status_code == 404, timeout=120)
-    assert made.id not in {s.id for s in _servers(nova)}
+    assert made.id not in {s.id for s in nova_servers(nova)}
 
 
 def test_no_credentials_in_answers(herd: httpx.Client, bed: BedInfo) -> None:

@@ -8,21 +8,17 @@ port through it. What exists is checked in Neutron's own port list, never throug
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from tests.e2e.nova.test_nova_cluster import _herd_server
+from tests.e2e.nova.herd_api import IMAGE
 from tests.nova_bed.bed import BedInfo
 from tests.nova_bed.fixture import NovaCloud
 from tests.nova_bed.neutron import CIDR, NETWORK
 from tests.waiting import wait_for, wait_for_action
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
-
-V = {"OpenStack-API-Version": "clustering 1.14"}
-IMAGE = "cirros-0.4.0-x86_64-disk"
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +31,6 @@ def bed(nova_cloud: NovaCloud) -> BedInfo:
 @pytest.fixture(scope="module")
 def cloud(nova_cloud: NovaCloud, bed: BedInfo) -> Any:
     return nova_cloud.connect()
-
-
-@pytest.fixture(scope="module")
-def herd(bed: BedInfo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    server = _herd_server(bed, tmp_path_factory.mktemp("herd") / "data").start()
-    with httpx.Client(base_url=server.url, headers=V, timeout=60) as client:
-        yield client
-    server.stop()
 
 
 def _node(herd: httpx.Client, name: str, properties: dict[str, Any]) -> dict[str, Any]:

@@ -13,23 +13,21 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from tests.e2e.nova.test_nova_cluster import (
-    V,
-    _act,
-    _cluster,
-    _delete_cluster,
-    _herd_server,
-    _members,
-    _policy,
-    _profile,
-    _servers,
+from tests.e2e.nova.herd_api import (
+    act,
+    create_cluster,
+    create_policy,
+    create_profile,
+    delete_cluster,
+    members_of,
+    nova_servers,
 )
+from tests.nova_bed.bed import BedInfo
 from tests.nova_bed.fixture import NovaCloud
 from tests.nova_bed.regions import API_SERVICE, REGIONS
 
@@ -39,19 +37,17 @@ LOGS = {REGIONS[0]: "nova-api.log", REGIONS[1]: f"{API_SERVICE}.log"}
 
 
 @pytest.fixture(scope="module")
-def cloud(nova_cloud: NovaCloud) -> NovaCloud:
+def bed(nova_cloud: NovaCloud) -> BedInfo:
+    """The bed, with its two regions (the module's ``herd`` is served against it)."""
     entry = json.loads(nova_cloud.clouds_yaml.read_text())["clouds"][nova_cloud.cloud_name]
     if len(entry.get("regions") or []) < 2:
         pytest.skip("this Nova bed has one region (started by a tree without regions.py)")
-    return nova_cloud
+    return nova_cloud.info
 
 
 @pytest.fixture(scope="module")
-def herd(cloud: NovaCloud, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    server = _herd_server(cloud.info, Path(tmp_path_factory.mktemp("herd")) / "data").start()
-    with httpx.Client(base_url=server.url, headers=V, timeout=60) as client:
-        yield client
-    server.stop()
+def cloud(nova_cloud: NovaCloud, bed: BedInfo) -> NovaCloud:
+    return nova_cloud
 
 
 def _asked_about(cloud: NovaCloud) -> dict[str, set[str]]:
@@ -75,9 +71,9 @@ def test_region_split_on_real_servers(herd: httpx.Client, cloud: NovaCloud) -> N
         "version": "1.0",
         "properties": {"flavor": "m1.tiny", "image": "cirros-0.4.0-x86_64-disk"},
     }
-    profile = _profile(herd, "regional", spec)
-    cluster = _cluster(herd, "regional", profile["id"], 0)["id"]
-    regions = _policy(
+    profile = create_profile(herd, "regional", spec)
+    cluster = create_cluster(herd, "regional", profile["id"], 0)["id"]
+    regions = create_policy(
         herd,
         "regions",
         {
@@ -86,7 +82,7 @@ def test_region_split_on_real_servers(herd: httpx.Client, cloud: NovaCloud) -> N
             "properties": {"regions": [{"name": name, "weight": 100} for name in REGIONS]},
         },
     )
-    deletion = _policy(
+    deletion = create_policy(
         herd,
         "deletion",
         {
@@ -96,20 +92,20 @@ def test_region_split_on_real_servers(herd: httpx.Client, cloud: NovaCloud) -> N
         },
     )
     for policy in (regions, deletion):
-        attached = _act(herd, cluster, {"policy_attach": {"policy_id": policy}})
+        attached = act(herd, cluster, {"policy_attach": {"policy_id": policy}})
         assert attached["status"] == "SUCCEEDED", attached["status_reason"]
 
-    action = _act(herd, cluster, {"scale_out": {"count": 4}})
+    action = act(herd, cluster, {"scale_out": {"count": 4}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]
     elders = {
-        m["physical_id"]: m["data"]["placement"]["region_name"] for m in _members(herd, cluster)
+        m["physical_id"]: m["data"]["placement"]["region_name"] for m in members_of(herd, cluster)
     }
-    action = _act(herd, cluster, {"scale_out": {"count": 2}})
+    action = act(herd, cluster, {"scale_out": {"count": 2}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]
-    members = _members(herd, cluster)
+    members = members_of(herd, cluster)
     placed = _regions_of(members)
     assert Counter(placed.values()) == {REGIONS[0]: 3, REGIONS[1]: 3}
-    in_nova = {s.id for s in _servers(nova) if s.metadata.get("cluster_id") == cluster}
+    in_nova = {s.id for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster}
     assert set(placed) == in_nova
     asked = _asked_about(cloud)
     for server_id, region in placed.items():  # every poll went to the node's own region
@@ -117,23 +113,25 @@ def test_region_split_on_real_servers(herd: httpx.Client, cloud: NovaCloud) -> N
         assert server_id in asked[region] and server_id not in asked[other], (server_id, region)
 
     # scale-in by 2: one per region (the region policy), the youngest there (the deletion policy)
-    action = _act(herd, cluster, {"scale_in": {"count": 2}})
+    action = act(herd, cluster, {"scale_in": {"count": 2}})
     assert action["status"] == "SUCCEEDED", action["status_reason"]
     left = {
-        m["physical_id"]: m["data"]["placement"]["region_name"] for m in _members(herd, cluster)
+        m["physical_id"]: m["data"]["placement"]["region_name"] for m in members_of(herd, cluster)
     }
     assert left == elders and Counter(left.values()) == {REGIONS[0]: 2, REGIONS[1]: 2}
-    assert {s.id for s in _servers(nova) if s.metadata.get("cluster_id") == cluster} == set(left)
+    assert {s.id for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster} == set(
+        left
+    )
     asked = _asked_about(cloud)
     for server_id in set(placed) - set(left):  # deleted through its own region
         other = REGIONS[1] if placed[server_id] == REGIONS[0] else REGIONS[0]
         assert server_id not in asked[other]
 
     for policy in (regions, deletion):
-        detached = _act(herd, cluster, {"policy_detach": {"policy_id": policy}})
+        detached = act(herd, cluster, {"policy_detach": {"policy_id": policy}})
         assert detached["status"] == "SUCCEEDED", detached["status_reason"]
-    _delete_cluster(herd, cluster)
-    assert [s for s in _servers(nova) if s.metadata.get("cluster_id") == cluster] == []
+    delete_cluster(herd, cluster)
+    assert [s for s in nova_servers(nova) if s.metadata.get("cluster_id") == cluster] == []
 
 
 def test_profiles_name_regions_the_cloud_has(herd: httpx.Client) -> None:
