@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from herd.drivers.base import CreatedResource
 from herd.engine.context import EngineContext
@@ -175,7 +174,7 @@ class NodeResultWriter:
 
     def _recovered(
         self,
-        session: Any,  # a store Session: the engine may not name sqlalchemy's types
+        session: Session,
         ex: ActionExecution,
         node: NodeRow | None,
         item: FinishedCall,

@@ -200,7 +200,7 @@ def set_status(
     status: ActionStatus,
     reason: str,
     now: float,
-    **values: Any,
+    **values: object,
 ) -> None:
     extra: dict[str, object] = dict(values)
     if status.is_final:

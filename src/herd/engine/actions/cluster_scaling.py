@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.engine.actions.removal import RemovalPlan, removal_plan, remove_nodes
@@ -48,6 +48,14 @@ def _grown_capacity(ex: ActionExecution, cluster_id: str, count: int) -> int:
     ended with "desired 5, 4 members" after a resize to 4 resumed mid-growth).
     """
     return ex.once("desired_capacity", lambda: member_count(ex, cluster_id) + count)
+
+
+class VictimsDecision(TypedDict):
+    """A shrink's victims, decided once (``steps['victims']``), or why there are none."""
+
+    members: NotRequired[int]
+    victims: NotRequired[list[str]]
+    error: NotRequired[str]
 
 
 class ScalingHandlers:
@@ -104,7 +112,7 @@ class ScalingHandlers:
         ``outputs['shrink']`` explains the decision to the user.
         """
 
-        def decide() -> dict[str, Any]:
+        def decide() -> VictimsDecision:
             with ex.ctx.database.read() as session:
                 snapshot = load_cluster_snapshot(session, cluster_id)
             if snapshot is None:

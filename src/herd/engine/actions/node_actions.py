@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from herd.domain.sizing import SizeBounds, check_size_params
 from herd.engine.actions.cluster_health import check_node, recover_node
@@ -29,6 +29,23 @@ from herd.types import ActionCause, NodeStatus, ResourceType
 def _node(ex: ActionExecution) -> NodeRow | None:
     with ex.ctx.database.read() as session:
         return node_store.get(session, ex.target)
+
+
+class DeleteDecision(TypedDict):
+    """A NODE_DELETE's decision, stored once (``steps['deletion']``)."""
+
+    found: bool
+    cluster_id: NotRequired[str | None]
+    desired: NotRequired[int | None]
+    error: NotRequired[str]
+
+
+class RecoveryResult(TypedDict):
+    """A NODE_RECOVER's result, stored once (``steps['recovery']``)."""
+
+    ok: bool
+    reason: str
+    cluster_id: NotRequired[str | None]
 
 
 class NodeHandlers:
@@ -94,7 +111,7 @@ class NodeHandlers:
                 tombstones.remove(session, ResourceType.NODE, node.id)
         return Outcome.ok("Node deleted successfully.")
 
-    def _decide_delete(self, ex: ActionExecution, node: NodeRow | None) -> dict[str, Any]:
+    def _decide_delete(self, ex: ActionExecution, node: NodeRow | None) -> DeleteDecision:
         """The node's cluster and the cluster's desired capacity after it, or the refusal."""
         if node is None:
             return {"found": False}
@@ -179,7 +196,7 @@ class NodeHandlers:
             eval_status(ex, cluster_id)
         return Outcome.ok(done["reason"]) if done["ok"] else Outcome.failed(done["reason"])
 
-    def _recover_once(self, ex: ActionExecution) -> dict[str, Any]:
+    def _recover_once(self, ex: ActionExecution) -> RecoveryResult:
         if ex.inputs.get("check"):
             healthy, _ = check_node(ex, ex.target)
             if healthy:

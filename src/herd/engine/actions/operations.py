@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Any
 
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
 from herd.drivers.operations import OperationsDriver, validate_operation
@@ -31,8 +30,8 @@ WAIT_STEP = 0.5  # seconds between cancel checks while children run
 
 
 def _prepare(
-    ctx: EngineContext, node_id: str, operation: str, params: Mapping[str, Any]
-) -> tuple[OperationsDriver, ResourceRef, NodeRequest, dict[str, Any]]:
+    ctx: EngineContext, node_id: str, operation: str, params: Mapping[str, object]
+) -> tuple[OperationsDriver, ResourceRef, NodeRequest, dict[str, object]]:
     """Load the node and its driver and validate the operation again; raise HerdError."""
     with ctx.database.read() as session:
         node = node_store.get(session, node_id)
@@ -105,7 +104,7 @@ def operate_node(
     ex: ActionExecution,
     node_id: str,
     operation: str,
-    params: Mapping[str, Any],
+    params: Mapping[str, object],
     child_id: str | None = None,
 ) -> str | None:
     """Run one operation on one node and record the outcome; the error text or None."""
