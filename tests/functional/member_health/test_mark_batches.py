@@ -204,7 +204,7 @@ def test_a_batch_costs_the_same_statements_for_one_mark_or_many(app: TestClient)
             counts.append(list(counted))
     # A read, an UPDATE, an event INSERT and the member revision's bump and log: the
     # same for six marks as for one (they were 4 statements a mark, plus the batch's). On
-    # PostgreSQL the writes are one statement (mark_batches.write_all): a read and a WITH.
+    # PostgreSQL the writes are one statement (mark_statement.write_all): a read and a WITH.
     assert counts[0] == counts[1], counts
     if services.database.is_sqlite:
         assert len(counts[1]) == 5, counts
@@ -215,7 +215,7 @@ def test_a_batch_costs_the_same_statements_for_one_mark_or_many(app: TestClient)
 
 
 def test_marks_bump_log_and_prune_the_member_revision_as_publish_does(app: TestClient) -> None:
-    """On PostgreSQL the batch writes the revision itself (``mark_batches.write_all``):
+    """On PostgreSQL the batch writes the revision itself (``mark_statement.write_all``):
     the bump, the log of state changes and the pruning every KEPT_REVISIONS revisions come
     out as ``member_revisions.publish``'s do on SQLite."""
     from sqlalchemy import select

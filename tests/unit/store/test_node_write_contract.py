@@ -6,8 +6,10 @@ says which. ORM flushes are seen by a session hook; a Core statement is not. So 
 
 * an INSERT, UPDATE or DELETE of ``nodes`` (``insert/update/delete(NodeRow)``, of
   ``NodeRow.__table__``, through an alias, the bulk helpers, a dialect's ``insert``, the ORM's
-  ``bulk_*_mappings``, or SQL text) is written only in ``herd/store/nodes.py``;
-* every function there that runs one calls ``member_revisions.touch`` or ``touch_nodes``.
+  ``bulk_*_mappings``, or SQL text) is written only in ``herd/store/nodes.py`` or
+  ``herd/store/mark_statement.py`` (PostgreSQL's one-statement mark batch);
+* every function there that runs one calls ``member_revisions.touch`` or ``touch_nodes``, or
+  runs a statement that bumps ``member_revisions`` itself (SQL text naming the table).
 
 The check reads the source (ast), so it holds for code no test runs; the planted cases below
 show that each way of writing a bypass is caught.
@@ -23,8 +25,8 @@ from pathlib import Path
 import pytest
 
 SOURCE = Path(__file__).resolve().parents[3] / "src" / "herd"
-#: the one module allowed to write node rows with statements
-NODE_WRITER = Path("store") / "nodes.py"
+#: the modules allowed to write node rows with statements
+NODE_WRITERS = (Path("store") / "nodes.py", Path("store") / "mark_statement.py")
 _WRITE_CALLS = frozenset(
     (
         "insert",
@@ -39,6 +41,8 @@ _WRITE_CALLS = frozenset(
 )
 _TOUCHES = frozenset(("touch", "touch_nodes"))
 _SQL_WRITE = re.compile(r"\b(insert\s+into|update|delete\s+from)\s+\"?nodes\b", re.IGNORECASE)
+#: SQL text that bumps the member revision in the statement that writes the nodes
+_SQL_BUMP = re.compile(r"\binsert\s+into\s+member_revisions\b", re.IGNORECASE)
 
 
 def _call_name(call: ast.Call) -> str | None:
@@ -104,10 +108,23 @@ def bypasses(root: Path) -> list[str]:
         tree = ast.parse(path.read_text(), filename=str(path))
         names = _node_names(tree)
         writes = [node for node in ast.walk(tree) if _is_node_write(node, names)]
-        if relative != NODE_WRITER:
+        if relative not in NODE_WRITERS:
             found += [f"{relative}:{node.lineno}: writes node rows" for node in writes]  # type: ignore[attr-defined]
             continue
         # Module-level statements (compiled once) are run by the functions that name them.
+        bumping = {
+            target.id
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(
+                isinstance(n, ast.Constant)
+                and isinstance(n.value, str)
+                and _SQL_BUMP.search(n.value)
+                for n in ast.walk(node)
+            )
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
         statements = {
             target.id
             for node in tree.body
@@ -123,7 +140,9 @@ def bypasses(root: Path) -> list[str]:
             runs = any(_is_node_write(n, names) for n in inside) or any(
                 isinstance(n, ast.Name) and n.id in statements for n in inside
             )
-            touches = any(isinstance(n, ast.Call) and _call_name(n) in _TOUCHES for n in inside)
+            touches = any(
+                isinstance(n, ast.Call) and _call_name(n) in _TOUCHES for n in inside
+            ) or any(isinstance(n, ast.Name) and n.id in bumping for n in inside)
             if runs and not touches:
                 found.append(f"{relative}:{function.lineno}: {function.name} writes without touch")
     return found
@@ -166,10 +185,23 @@ def test_a_planted_bypass_is_caught(package_copy: Path, source: str) -> None:
 
 
 def test_a_write_in_the_node_module_that_does_not_touch_is_caught(package_copy: Path) -> None:
-    module = package_copy / NODE_WRITER
+    module = package_copy / NODE_WRITERS[0]
     module.write_text(
         module.read_text()
         + "\n\ndef planted_write(session, ids):\n"
         + "    session.execute(update(NodeRow).where(NodeRow.id.in_(ids)).values(role='x'))\n"
+    )
+    assert any("planted_write writes without touch" in place for place in bypasses(package_copy))
+
+
+def test_a_statement_that_writes_nodes_without_bumping_the_revision_is_caught(
+    package_copy: Path,
+) -> None:
+    module = package_copy / NODE_WRITERS[1]
+    module.write_text(
+        module.read_text()
+        + "\n\n_PLANTED = text('UPDATE nodes SET role = :r WHERE id = ANY(:ids)')\n"
+        + "\n\ndef planted_write(connection, ids):\n"
+        + "    connection.execute(_PLANTED, {'r': 'x', 'ids': ids})\n"
     )
     assert any("planted_write writes without touch" in place for place in bypasses(package_copy))

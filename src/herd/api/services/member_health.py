@@ -26,7 +26,7 @@ from herd.api.schemas.member_health import MarkUnhealthy
 from herd.api.services.group_commit import GroupCommitter, Outcome
 from herd.errors import ActionInProgress, HerdError, ResourceDeleting
 from herd.observability import context as log_context
-from herd.store import mark_batches, member_marks
+from herd.store import mark_batches, mark_statement, member_marks
 from herd.store.database import Connection, Session
 from herd.store.mark_batches import FULL_ID, ReadMember
 from herd.store.member_marks import ClusterRef, MarkedMember
@@ -120,7 +120,7 @@ def mark_members(session: Session, services: Services, marks: list[Mark]) -> lis
         outcomes.append(Outcome(value=result))
     if connection.dialect.name == "postgresql":
         # One statement, one round trip, for every write of the batch.
-        mark_batches.write_all(connection, written, events)
+        mark_statement.write_all(connection, written, events)
     else:
         mark_batches.write_health(session, written)
         mark_batches.record_events(connection, events)
