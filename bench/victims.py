@@ -324,8 +324,11 @@ def time_engine(size: int, count: int, repeat: int, old_path: bool) -> dict[str,
         flips = iter(range(10**9))
 
         def change_some() -> None:
+            # One slice of 1% goes WARNING, then the same slice back to ACTIVE, then the
+            # next: each change is 1% of the members and at most 1% are ever broken (moving
+            # to a new slice each turn left broken members piling up over the run)
             turn = next(flips)
-            start = (turn * step) % size
+            start = ((turn // 2) * step) % size
             status = NodeStatus.WARNING if turn % 2 == 0 else NodeStatus.ACTIVE
             with elsewhere.write() as session:
                 node_store.set_status_many(session, ids[start : start + step], status, "bench")
