@@ -138,6 +138,8 @@ def _case(
     r: Round, kind: str, cluster: str | None, listed: list[dict[str, Any]] | None, loose: list[str]
 ) -> Case:
     s, c, tag = r.s, r.s.client, r.tag
+    body: dict[str, Any]
+    check: Callable[[MatrixServer], None] | None
     members = listed or []
     first = members[0] if members else {}
     node_url = f"/v1/nodes/{first.get('id')}"
@@ -181,7 +183,7 @@ def _case(
         answer = c.post("/v1/clusters", json={"cluster": body})
         return Case(kind, accepted(answer), str(answer.json()["cluster"]["id"]), SIZE)
     assert cluster is not None
-    changes = {
+    changes: dict[str, tuple[dict[str, Any], int]] = {
         "scale out": ({"scale_out": {"count": 3}}, SIZE + 3),
         "scale in": ({"scale_in": {"count": 2}}, SIZE - 2),
         "resize": ({"resize": {"adjustment_type": "EXACT_CAPACITY", "number": 5}}, 5),
