@@ -69,7 +69,7 @@ def main() -> None:
             for name, handler in handlers.items()
         }
 
-    service.handler_table = table  # type: ignore[assignment]
+    service.handler_table = table  # type: ignore[attr-defined]
     serve(port=options.port, data_dir=options.data_dir, db_url=options.db_url)
 
 

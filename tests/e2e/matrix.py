@@ -216,7 +216,7 @@ def deletion_policy(hooks_url: str | None, timeout: float = 0) -> dict[str, Any]
 
 
 def receiver_url(client: httpx.Client, cluster: str, action: str, params: dict[str, Any]) -> str:
-    body = {"name": f"r-{cluster[:8]}", "type": "webhook", "cluster_id": cluster}
+    body: dict[str, Any] = {"name": f"r-{cluster[:8]}", "type": "webhook", "cluster_id": cluster}
     body |= {"action": action, "params": params}
     r = client.post("/v1/receivers", json={"receiver": body})
     assert r.status_code == 201, r.text

@@ -10,7 +10,7 @@ leaves when its action succeeds (the crash matrix checks it after the restart).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,9 @@ KINDS: dict[str, tuple[ActionName, ...]] = {
     "cluster create": (A.CLUSTER_CREATE,),
     "receiver": (A.CLUSTER_SCALE_OUT,),
     "purge": (A.DELETION_PURGE,),
+    # "force means force": deletes that take their locks from a running action
+    "forced node delete": (A.NODE_DELETE,),
+    "forced cluster delete": (A.CLUSTER_DELETE,),
 }
 #: the types whose work is a few writes: the test-only server holds them in flight
 QUICK = {
@@ -92,15 +95,15 @@ class Round:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def start_round(r: Round) -> list[Case]:
-    """Set every case up (unheld), then start every action at once (held)."""
+def start_round(r: Round, kinds: Collection[str] = KINDS) -> list[Case]:
+    """Set every case of ``kinds`` up (unheld), then start every action at once (held)."""
     s, tag = r.s, r.tag
     r.profile = s.profile(f"{tag}-sim", {"create_latency": CREATE_LATENCY})
     r.slow = s.profile(
         f"{tag}-sim2", {"create_latency": CREATE_LATENCY, "delete_latency": DELETE_LATENCY}
     )
     r.policy = s.policy(f"{tag}-dp", deletion_policy(None))
-    needs_cluster = [k for k in KINDS if not k.startswith(("node create", "cluster create"))]
+    needs_cluster = [k for k in kinds if not k.startswith(("node create", "cluster create"))]
     made = s.clusters([f"{tag}-{k.replace(' ', '-')}" for k in needs_cluster], r.slow, SIZE)
     on = {k: made[f"{tag}-{k.replace(' ', '-')}"] for k in needs_cluster}
     loose = [s.orphan(f"{tag}-loose-{i}", r.profile) for i in range(3)]
@@ -110,17 +113,34 @@ def start_round(r: Round) -> list[Case]:
         s.attach(on[kind], r.policy)
     hooked = s.policy(f"{tag}-hooked", deletion_policy(s.hooks.url, HOOK_TIMEOUT))
     s.attach(on["node leave"], hooked)
+    listed = {cluster: s.members(cluster) for cluster in on.values()}  # read before the round
     (s.herd.data_dir / HOLD_SWITCH).touch()
-    # The kinds held by slow driver calls start last: they must still be in flight at the kill.
-    order = sorted(KINDS, key=lambda kind: not (set(KINDS[kind]) & QUICK or kind == "purge"))
-    cases = [_case(r, kind, on.get(kind), loose) for kind in order]
-    assert sorted(case.name for case in cases) == sorted(KINDS)
+    order = [kind for kind in _order() if kind in kinds]
+    cases = [_case(r, kind, on.get(kind), listed.get(on.get(kind, "")), loose) for kind in order]
+    assert sorted(case.name for case in cases) == sorted(kinds)
     return cases
 
 
-def _case(r: Round, kind: str, cluster: str | None, loose: list[str]) -> Case:
+def _order() -> list[str]:
+    """The kinds held by the server, and those whose set-up waits, start first; those on slow
+    driver calls last, the shortest (one call on one node) at the very end: every one must
+    still be in flight when the round has started, on a busy machine too."""
+
+    def rank(kind: str) -> int:
+        if set(KINDS[kind]) & QUICK or kind == "purge" or kind.startswith("forced"):
+            return 0
+        return 2 if kind.startswith("node") else 1
+
+    return sorted(KINDS, key=rank)
+
+
+def _case(
+    r: Round, kind: str, cluster: str | None, listed: list[dict[str, Any]] | None, loose: list[str]
+) -> Case:
     s, c, tag = r.s, r.s.client, r.tag
-    members = s.members(cluster) if cluster else []
+    body: dict[str, Any]
+    check: Callable[[MatrixServer], None] | None
+    members = listed or []
     first = members[0] if members else {}
     node_url = f"/v1/nodes/{first.get('id')}"
     if kind == "node delete":
@@ -147,12 +167,23 @@ def _case(r: Round, kind: str, cluster: str | None, loose: list[str]) -> Case:
     if kind == "node operation":
         answer = c.post(f"{node_url}/ops", json={"reboot": {}})
         return Case(kind, accepted(answer), cluster, SIZE, may_end_first=True)
+    if kind == "forced node delete":
+        # a recovery holds the node (and its cluster, shared) when the forced delete comes
+        body = {"recover": {"operation": "RECREATE"}}
+        _running(c, accepted(c.post(f"{node_url}/actions", json=body)))
+        answer = c.request("DELETE", node_url, json={"force": True})
+        return Case(kind, accepted(answer), cluster, SIZE - 1, _gone(first["id"]))
+    if kind == "forced cluster delete":
+        assert cluster is not None
+        _running(c, s.act(cluster, {"scale_out": {"count": 2}}))
+        answer = c.request("DELETE", f"/v1/clusters/{cluster}", json={"force": True})
+        return Case(kind, accepted(answer), cluster, None)
     if kind == "cluster create":
         body = {"name": f"{tag}-create", "profile_id": r.slow, "desired_capacity": SIZE}
         answer = c.post("/v1/clusters", json={"cluster": body})
         return Case(kind, accepted(answer), str(answer.json()["cluster"]["id"]), SIZE)
     assert cluster is not None
-    changes = {
+    changes: dict[str, tuple[dict[str, Any], int]] = {
         "scale out": ({"scale_out": {"count": 3}}, SIZE + 3),
         "scale in": ({"scale_in": {"count": 2}}, SIZE - 2),
         "resize": ({"resize": {"adjustment_type": "EXACT_CAPACITY", "number": 5}}, 5),
@@ -196,10 +227,14 @@ def _case(r: Round, kind: str, cluster: str | None, loose: list[str]) -> Case:
         return Case(kind, accepted(answer), cluster, SIZE + 1)
     assert kind == "purge", kind
     deleting = accepted(c.delete(f"/v1/clusters/{cluster}"))
-    wait_for(lambda: status_of(c, deleting) == "RUNNING", timeout=60)
+    _running(c, deleting)
     answer = c.delete(f"/v1/deletions/cluster/{cluster}", params={"force": "true"})
     names = {n["id"] for n in members}
     return Case(kind, accepted(answer), cluster, None, errors_allowed=names)
+
+
+def _running(client: httpx.Client, action: str) -> None:
+    wait_for(lambda: status_of(client, action) == "RUNNING", timeout=60)
 
 
 def status_of(client: httpx.Client, action: str) -> str:

@@ -202,6 +202,22 @@ class NodeOperations:
             HookWaiter(self.ctx).send_all(ex, child_ids, hooks)
         return child_ids
 
+    def _send_lost_hooks(self, ex: ActionExecution, waiting: Sequence[str]) -> None:
+        """Send the hook messages of children stored waiting whose message never went out.
+
+        An engine that died between storing them and sending (``plan_removal``) left them
+        without a deadline, so they waited for ever and their parent never ended (issue
+        24's crash matrix); a resumed run sends them now, the deadline counts from then.
+        """
+        hooks = ex.data.get("hooks")
+        if not waiting or not hooks:
+            return
+        with self.ctx.database.read() as session:
+            rows = action_store.get_many(session, waiting)
+            lost = [row.id for row in rows if row.hook_deadline is None]
+        if lost:
+            HookWaiter(self.ctx).send_all(ex, lost, hooks)
+
     def plan_recover(
         self, ex: ActionExecution, inputs_by_node: Mapping[str, Mapping[str, object]]
     ) -> list[str]:
@@ -255,6 +271,7 @@ class NodeOperations:
         # still go through the hook poll, which honours an ABANDON result.
         hook_states = (ActionStatus.WAITING_LIFECYCLE_COMPLETION, ActionStatus.READY)
         waiting = {r.id: r.target for r in rows if r.status in hook_states}
+        self._send_lost_hooks(ex, [r.id for r in rows if r.status == hook_states[0]])
         # Targets of slow calls only: a quick call's pool task reads its own (``_call_all``),
         # so the facts of 100,000 sim nodes are never all held at once (issue 28).
         targets: dict[str, NodeTarget] = {}

@@ -20,7 +20,7 @@ from herd.regions import RegionalCopy
 from herd.store import actions as action_store
 from herd.store import locks, tombstones
 from herd.store.models import ActionRow, ClusterLockRow, ClusterRow, EngineRow, EventRow, NodeRow
-from herd.types import ActionName, ActionStatus, LockScope
+from herd.types import ActionName, ActionStatus, LockScope, NodeStatus
 
 
 def _deleting_cluster(c: Callers) -> tuple[str, str]:
@@ -148,7 +148,7 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
         )
         member_row = session.get(NodeRow, "m" * 36)
         assert member_row is not None
-        member_row.status = "DELETING"
+        member_row.status = NodeStatus.DELETING
     regions = services(client).extra["regions"]
     for backend in regions.backends.values():
         backend.create_from(cid, lambda: RegionalCopy(cid, "c", "p1", 0, "x"), "test")
