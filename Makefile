@@ -93,12 +93,14 @@ screenshots: $(STAMP)
 	HERD_SCREENSHOTS=docs $(BIN)/python -m pytest -q -p no:cacheprovider tests/e2e/dashboard
 
 ## bench/api.py needs wrk (Debian package wrk) and starts PostgreSQL as the tests do (so does
-## bench/scale.py: 1, 2 and 4 `herd engine` processes on one database); bench/nova_bed.py starts
+## bench/scale.py: 1, 2 and 4 `herd engine` processes on one database, CPU-bound by default and
+## latency-bound with 4 workers per engine); bench/nova_bed.py starts
 ## the Nova bed (rabbitmq-server); bench/dashboard.py drives Debian's chromium and chromium-driver.
 bench: $(STAMP) nova-bed neutron-bed
 	$(BIN)/python bench/api.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/scale.py --engine-workers 4 --clusters 40
 	$(BIN)/python bench/victims.py
 	$(BIN)/python bench/health.py
 	$(BIN)/python bench/iallocator.py

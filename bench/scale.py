@@ -12,7 +12,9 @@ as many actions in flight as clusters). The API takes every action (``POST
 every 50 ms, no API load of its own). After ``--warmup`` seconds, ``--seconds`` are measured:
 
 * top-level actions and nodes created per second, and their ratio to the first configuration;
-* the median time from the API's 202 to the action's end;
+* the median time from the API's 202 to the action's end, the median time the API took to
+  answer the POST, and the median time an action held an engine worker (claimed to end:
+  ``engines x workers / run time`` is the throughput the workers allow);
 * from the engines' ``/metrics`` (``herd_engine_coordination_seconds``): the time spent per
   finished action in claims (the dispatcher's claim transactions, found or not), locks and
   the finishing transaction, and per second in heartbeats, take-over scans and health leases;
@@ -24,6 +26,8 @@ Run: ``.venv/bin/python bench/scale.py [--engines 1,2,4] [--api-workers 1,2] [--
 engine count is also run with each further API worker count. Default run: about 3 minutes.
 At ``--latency 0.2`` one engine with 16 workers is already CPU-bound on a shared 2-core
 machine (docs/benchmarks.md): that run measures the CPU each action costs, not scaling.
+Latency-bound work (issue 28's goal) is ``--engine-workers 4 --clusters 40``: one engine's
+capacity is then 4 workers / ~1.2 s, whose CPU is a small share of one core.
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ class Finished:
     status: str
     created: int
     run_s: float  # claimed to ended: the time the action held an engine worker
+    post_s: float  # the POST that asked for it: the API's answer time
 
 
 @dataclass
@@ -109,6 +114,7 @@ class Load:
                     self.errors += 1
                 time.sleep(0.2)
                 continue
+            posted = time.monotonic() - sent
             action_id = response.headers["Location"].rsplit("/", 1)[-1]
             done = threading.Event()
             with self._lock:
@@ -120,7 +126,7 @@ class Load:
             now = time.monotonic()
             created = self.count if grow and status == "SUCCEEDED" else 0
             with self._lock:
-                self.finished.append(Finished(now, now - sent, status, created, run_s))
+                self.finished.append(Finished(now, now - sent, status, created, run_s, posted))
             if status == "SUCCEEDED":
                 grow = not grow
 
@@ -194,6 +200,7 @@ class Figures:
     nodes_per_s: float
     p50_s: float
     run_s: float  # median claimed -> end: an action's time on an engine worker
+    post_s: float  # median time the API took to answer the POST
     failed: int
     conflicts: int
     coordination: dict[str, tuple[float, float]]  # step -> (seconds, count) in the window
@@ -294,6 +301,7 @@ def measure(db_url: str, engines_n: int, workers: int, args: argparse.Namespace)
         nodes_per_s=sum(f.created for f in ok) / window,
         p50_s=statistics.median(f.seconds for f in ok) if ok else float("nan"),
         run_s=statistics.median(f.run_s for f in ok) if ok else float("nan"),
+        post_s=statistics.median(f.post_s for f in ok) if ok else float("nan"),
         failed=len(inside) - len(ok),
         conflicts=load.conflicts,
         coordination=coordination,
@@ -322,6 +330,7 @@ def report(figures: list[Figures], args: argparse.Namespace) -> None:
                 f.nodes_per_s,
                 ratio,
                 f"{f.p50_s * 1000:,.0f}",
+                f"{f.post_s * 1000:,.0f}",
                 f"{f.run_s * 1000:,.0f}",
                 f"{f.engines * args.engine_workers / f.run_s:.1f}" if f.run_s else "",
                 " / ".join(
@@ -358,6 +367,7 @@ def report(figures: list[Figures], args: argparse.Namespace) -> None:
             "nodes created/s",
             "x first row",
             "p50 202->end ms",
+            "p50 POST ms",
             "p50 run ms",
             "workers/run actions/s",
             "CPU ms/action engines / API / PG",
