@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextvars
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import quote
 
@@ -49,6 +49,22 @@ class HookWaiter:
         self.ctx = ctx
 
     # -- sending -----------------------------------------------------------------------
+
+    def send_lost(self, ex: ActionExecution, waiting: Sequence[str]) -> None:
+        """Send the hook messages of children stored waiting whose message never went out.
+
+        An engine that died between storing them and sending (``NodeOperations.plan_removal``)
+        left them without a deadline, so they waited for ever and their parent never ended
+        (issue 24's crash matrix); a resumed run sends them now, the deadline counts from then.
+        """
+        hooks = ex.data.get("hooks")
+        if not waiting or not isinstance(hooks, Mapping) or not hooks:
+            return
+        with self.ctx.database.read() as session:
+            rows = action_store.get_many(session, waiting)
+            lost = [row.id for row in rows if row.hook_deadline is None]
+        if lost:
+            self.send_all(ex, lost, hooks)
 
     def send_all(
         self, ex: ActionExecution, child_ids: list[str], hooks: Mapping[str, object]

@@ -6,6 +6,7 @@ released or deleted, drops the children's node locks and records the events.
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -224,3 +225,22 @@ def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float)
         child.status, child.status_reason = status, reason
         child.end_time = child.updated_at = now
         child.owner = None
+
+
+def put_all(target: queue.SimpleQueue[FinishedCall], items: list[FinishedCall]) -> None:
+    """Hand a pool task's finished calls to the run that writes them."""
+    for item in items:
+        target.put(item)
+
+
+def drain(source: queue.SimpleQueue[FinishedCall], timeout: float) -> list[FinishedCall]:
+    """Everything already in ``source``, waiting up to ``timeout`` for the first item."""
+    try:
+        items = [source.get(timeout=timeout)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            items.append(source.get_nowait())
+        except queue.Empty:
+            return items

@@ -32,7 +32,13 @@ from herd.engine.node_calls import (
     call_many,
     load_targets,
 )
-from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
+from herd.engine.node_results import (
+    ChildResults,
+    FinishedCall,
+    NodeResultWriter,
+    drain,
+    put_all,
+)
 from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import clusters, locks
@@ -202,22 +208,6 @@ class NodeOperations:
             HookWaiter(self.ctx).send_all(ex, child_ids, hooks)
         return child_ids
 
-    def _send_lost_hooks(self, ex: ActionExecution, waiting: Sequence[str]) -> None:
-        """Send the hook messages of children stored waiting whose message never went out.
-
-        An engine that died between storing them and sending (``plan_removal``) left them
-        without a deadline, so they waited for ever and their parent never ended (issue
-        24's crash matrix); a resumed run sends them now, the deadline counts from then.
-        """
-        hooks = ex.data.get("hooks")
-        if not waiting or not hooks:
-            return
-        with self.ctx.database.read() as session:
-            rows = action_store.get_many(session, waiting)
-            lost = [row.id for row in rows if row.hook_deadline is None]
-        if lost:
-            HookWaiter(self.ctx).send_all(ex, lost, hooks)
-
     def plan_recover(
         self, ex: ActionExecution, inputs_by_node: Mapping[str, Mapping[str, object]]
     ) -> list[str]:
@@ -271,7 +261,7 @@ class NodeOperations:
         # still go through the hook poll, which honours an ABANDON result.
         hook_states = (ActionStatus.WAITING_LIFECYCLE_COMPLETION, ActionStatus.READY)
         waiting = {r.id: r.target for r in rows if r.status in hook_states}
-        self._send_lost_hooks(ex, [r.id for r in rows if r.status == hook_states[0]])
+        HookWaiter(self.ctx).send_lost(ex, [r.id for r in rows if r.status == hook_states[0]])
         # Targets of slow calls only: a quick call's pool task reads its own (``_call_all``),
         # so the facts of 100,000 sim nodes are never all held at once (issue 28).
         targets: dict[str, NodeTarget] = {}
@@ -289,7 +279,7 @@ class NodeOperations:
                     for child_id, node in calls
                 ]
             )
-            future.add_done_callback(lambda f: _put_all(finished, f.result()))
+            future.add_done_callback(lambda f: put_all(finished, f.result()))
             for child_id, _ in calls:
                 pending[child_id] = future
 
@@ -343,7 +333,7 @@ class NodeOperations:
                 if pending:
                     due = max(buffered_at + FLUSH_GATHER, last_flush + FLUSH_AFTER)
                     wait = 0.2 if not done_buffer else due - self.ctx.now()
-                    for item in _drain(finished, timeout=min(0.2, max(wait, 0.0))):
+                    for item in drain(finished, timeout=min(0.2, max(wait, 0.0))):
                         pending.pop(item.child_id, None)
                         if not done_buffer:
                             buffered_at = self.ctx.now()
@@ -395,21 +385,3 @@ class NodeOperations:
         if len(calls) == 1:
             return [call_driver(self.ctx, *calls[0])]
         return call_many(self.ctx, calls)
-
-
-def _put_all(target: queue.SimpleQueue[FinishedCall], items: list[FinishedCall]) -> None:
-    for item in items:
-        target.put(item)
-
-
-def _drain(source: queue.SimpleQueue[FinishedCall], timeout: float) -> list[FinishedCall]:
-    """Everything already in ``source``, waiting up to ``timeout`` for the first item."""
-    try:
-        items = [source.get(timeout=timeout)]
-    except queue.Empty:
-        return []
-    while True:
-        try:
-            items.append(source.get_nowait())
-        except queue.Empty:
-            return items
