@@ -15,6 +15,7 @@ from herd.engine.context import EngineContext
 from herd.engine.driver_args import node_request, resource_ref
 from herd.engine.health.recover_node import RecoveryOptions, recover_resource
 from herd.engine.node_results import FinishedCall
+from herd.engine.unclaimed import MadeFor
 from herd.errors import HerdError
 from herd.store import nodes as node_store
 from herd.store import profiles as profile_store
@@ -26,6 +27,11 @@ from herd.types import ActionName
 class NodeTarget:
     node: NodeFacts
     profile: tuple[str, dict[str, object]] | str  # (profile type, validated properties) or an error
+
+
+def made_for(node: NodeFacts, profile_type: str, properties: Mapping[str, object]) -> MadeFor:
+    """What destroying the resource made for ``node`` needs, should its row be gone by then."""
+    return MadeFor(profile_type, properties, node.name, node.cluster_id)
 
 
 def load_targets(ctx: EngineContext, node_ids: Sequence[str]) -> dict[str, NodeTarget]:
@@ -148,7 +154,10 @@ def call_many(ctx: EngineContext, calls: Sequence[Call]) -> list[FinishedCall]:
                     FinishedCall(child_id, target.node.id, f"Failed in creating node: {why}")
                 )
             else:
-                out.append(FinishedCall(child_id, target.node.id, None, result, finished))
+                made = made_for(target.node, profile_type, target.profile[1])
+                out.append(
+                    FinishedCall(child_id, target.node.id, None, result, finished, made_for=made)
+                )
     for profile_type, deleted in deletes.items():
         try:
             errors = ctx.drivers.get(profile_type).delete_many([d[2] for d in deleted])
@@ -173,14 +182,14 @@ def _create_one(ctx: EngineContext, child_id: str, target: NodeTarget) -> Finish
     if isinstance(target.profile, str):
         return FinishedCall(child_id, node.id, f"Failed in creating node: {target.profile}")
     profile_type, properties = target.profile
+    made = made_for(node, profile_type, properties)
     if node.physical_id:  # adopted after an engine restart: the resource already exists
-        return FinishedCall(
-            child_id, node.id, None, CreatedResource(node.physical_id, dict(node.data))
-        )
+        existing = CreatedResource(node.physical_id, dict(node.data))
+        return FinishedCall(child_id, node.id, None, existing, made_for=made)
     try:
         request = node_request(node, properties)
         created = ctx.drivers.get(profile_type).create(request)
-        return FinishedCall(child_id, node.id, None, created, ctx.now())
+        return FinishedCall(child_id, node.id, None, created, ctx.now(), made_for=made)
     except HerdError as exc:
         return FinishedCall(child_id, node.id, f"Failed in creating node: {exc}")
     except Exception as exc:  # a driver bug must not hang the parent
@@ -212,6 +221,7 @@ def _recover_one(
         ctx.now(),
         recovery=outcome,
         options=options,
+        made_for=made_for(node, profile_type, properties),
     )
 
 

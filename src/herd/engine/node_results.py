@@ -14,6 +14,8 @@ from herd.drivers.base import CreatedResource
 from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution, NodeEventFields
 from herd.engine.health.recover_node import RecoveryOptions, RecoveryOutcome, apply_recovery
+from herd.engine.unclaimed import REASON as UNCLAIMED_REASON
+from herd.engine.unclaimed import MadeFor, Unclaimed, destroy_later
 from herd.store import actions as action_store
 from herd.store import events, locks
 from herd.store import nodes as node_store
@@ -45,6 +47,14 @@ class FinishedCall:
     finished_at: float | None = None  # when the driver call returned (a node's creation time)
     recovery: RecoveryOutcome | None = None  # NODE_RECOVER: what the recovery did
     options: RecoveryOptions | None = None  # NODE_RECOVER: how it was asked to recover
+    #: how to destroy ``resource`` should the node's row be gone (a forced delete meanwhile)
+    made_for: MadeFor | None = None
+
+    def unclaimed(self) -> Unclaimed | None:
+        """The resource this call made, to destroy, when its node's row is gone."""
+        if self.resource is None or self.made_for is None:
+            return None
+        return Unclaimed(self.node_id, self.resource, self.made_for)
 
 
 class NodeResultWriter:
@@ -69,6 +79,7 @@ class NodeResultWriter:
         if not done:
             return
         now = self.ctx.now()
+        unclaimed: list[Unclaimed] = []
         with self.ctx.database.write() as session:
             child_ids = [d.child_id for d in done]
             unknown = [c for c in child_ids if known_verbs is None or c not in known_verbs]
@@ -77,11 +88,15 @@ class NodeResultWriter:
                 verbs |= {c: known_verbs[c] for c in child_ids if c in known_verbs}
             recovered = [d for d in done if verbs.get(d.child_id) is ActionName.NODE_RECOVER]
             if recovered:
-                self._flush_recovered(session, ex, recovered, results, now)
+                self._flush_recovered(session, ex, recovered, results, now, unclaimed)
             simple = [d for d in done if verbs.get(d.child_id) is not ActionName.NODE_RECOVER]
             if simple:
-                self._flush_simple(session, ex, simple, verbs, results, now)
+                self._flush_simple(session, ex, simple, verbs, results, now, unclaimed)
             locks.release_nodes_held_by(session, child_ids)
+            if unclaimed:
+                events.record_many(session, [_unclaimed_event(ex, u) for u in unclaimed], now)
+        # After the commit, off this thread: a slow delete never holds the writer.
+        destroy_later(self.ctx, unclaimed)
 
     def _flush_recovered(
         self,
@@ -90,12 +105,16 @@ class NodeResultWriter:
         done: list[FinishedCall],
         results: ChildResults,
         now: float,
+        unclaimed: list[Unclaimed],
     ) -> None:
         """Recoveries change a node in many ways; they keep the ORM, row by row."""
         child_rows = {r.id: r for r in action_store.get_many(session, [d.child_id for d in done])}
         node_rows = {r.id: r for r in node_store.get_many(session, [d.node_id for d in done])}
         for item in done:
             node = node_rows.get(item.node_id)
+            found = item.unclaimed() if node is None else None
+            if found is not None:
+                unclaimed.append(found)
             self._recovered(session, ex, node, item, results, child_rows.get(item.child_id), now)
 
     def _flush_simple(
@@ -106,6 +125,7 @@ class NodeResultWriter:
         verbs: dict[str, ActionName],
         results: ChildResults,
         now: float,
+        unclaimed: list[Unclaimed],
     ) -> None:
         """Created, deleted, released and failed nodes: a few statements per batch.
 
@@ -134,6 +154,10 @@ class NodeResultWriter:
                     event_rows.append(ex.node_event_row(node, "ERROR", item.error, "ERROR"))
             elif node is None:
                 results.succeeded.append(item.node_id)
+                found = item.unclaimed() if verb is ActionName.NODE_CREATE else None
+                if found is not None:  # made for a row deleted meanwhile (a forced delete)
+                    unclaimed.append(found)
+                    reason = UNCLAIMED_REASON
             elif verb is ActionName.NODE_CREATE and item.resource is not None:
                 results.succeeded.append(item.node_id)
                 reason = "Node created successfully."
@@ -218,6 +242,22 @@ class NodeResultWriter:
                 if node is not None and node.status == NodeStatus.RECOVERING:
                     node.status = NodeStatus.ERROR
                     node.status_reason = "Recovery cancelled"
+
+
+def _unclaimed_event(ex: ActionExecution, item: Unclaimed) -> dict[str, object]:
+    made_for = item.made_for
+    return {
+        "otype": "NODE",
+        "oid": item.node_id,
+        "oname": made_for.name,
+        "project": ex.project,
+        "user": ex.user,
+        "cluster_id": made_for.cluster_id,
+        "action": ex.action,
+        "status": "DELETED",
+        "reason": f"{UNCLAIMED_REASON} ({item.resource.physical_id})",
+        "level": "WARNING",
+    }
 
 
 def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float) -> None:

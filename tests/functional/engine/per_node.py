@@ -20,6 +20,8 @@ from herd.engine.hooks import HookWaiter
 from herd.engine.node_calls import Call, call_driver
 from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
 from herd.engine.nodeops import NodeOperations, node_name
+from herd.engine.unclaimed import REASON as UNCLAIMED_REASON
+from herd.engine.unclaimed import Unclaimed
 from herd.errors import HerdError
 from herd.store import actions as action_store
 from herd.store import events
@@ -172,6 +174,7 @@ class PerNodeResultWriter(NodeResultWriter):
         verbs: dict[str, ActionName],
         results: ChildResults,
         now: float,
+        unclaimed: list[Unclaimed],
     ) -> None:
         child_rows = {
             r.id: r
@@ -192,6 +195,10 @@ class PerNodeResultWriter(NodeResultWriter):
             if item.error is None:
                 results.succeeded.append(item.node_id)
                 reason = self._apply_success(session, ex, verb, node, item, now)
+                found = item.unclaimed() if node is None else None
+                if found is not None and verb is ActionName.NODE_CREATE:
+                    unclaimed.append(found)
+                    reason = UNCLAIMED_REASON
                 _end(child, ActionStatus.SUCCEEDED, reason, now)
             else:
                 results.failed[item.node_id] = item.error

@@ -1,0 +1,133 @@
+"""A forced delete that lands while a scale-out is still making resources leaves no orphan.
+
+The forced CLUSTER_DELETE takes the scale-out's locks and deletes its CREATING node rows while
+the scale-out's driver calls are still running; the resources those calls make afterwards
+belong to no row and must be destroyed at once (docs/deletion.md), not at the next engine
+start's orphan sweep. Nothing is restarted here: the engine that made them destroys them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from tests.functional.engine.harness import Harness
+from tests.waiting import wait_for
+
+from herd.engine.unclaimed import REASON
+from herd.store.models import EventRow, NodeRow
+from herd.types import ActionName
+
+
+def _node_ids(harness: Harness) -> set[str]:
+    with harness.db.read() as session:
+        return set(session.scalars(select(NodeRow.id)).all())
+
+
+def _unclaimed_events(harness: Harness) -> list[EventRow]:
+    with harness.db.read() as session:
+        query = select(EventRow).where(EventRow.status_reason.startswith(REASON))
+        return list(session.scalars(query).all())
+
+
+def _orphans(harness: Harness, profile_type: str) -> set[str]:
+    """Node ids the driver holds a resource for that have no node row."""
+    held = harness.engine.ctx.drivers.get(profile_type).discover()
+    return set(held) - _node_ids(harness)
+
+
+def _delete_during_scale_out(harness: Harness, profile: str, count: int) -> tuple[str, str]:
+    """Start a scale-out, force-delete its cluster once its rows are CREATING; both ids."""
+    cluster = harness.cluster(0, profile=profile)
+    scale = harness.submit(ActionName.CLUSTER_SCALE_OUT, cluster, {"count": count})
+    wait_for(lambda: any(n.status == "CREATING" for n in harness.nodes(cluster)))
+    forced = harness.run(ActionName.CLUSTER_DELETE, cluster, {"force": True})
+    assert forced.status == "SUCCEEDED", forced.status_reason
+    assert harness.get_cluster(cluster) is None
+    return cluster, scale
+
+
+def test_sim_resources_made_for_deleted_rows_are_destroyed(harness: Harness) -> None:
+    profile = harness.profile({"create_latency": 1.5})
+    cluster, scale = _delete_during_scale_out(harness, profile, 4)
+    ended = harness.wait(scale)
+    assert ended.status in ("CANCELLED", "FAILED"), ended.status_reason
+    # The creates were still running when the rows went: their results found no row.
+    events = wait_for(lambda: _unclaimed_events(harness))
+    assert {e.level for e in events} == {"WARNING"}
+    assert {e.cluster_id for e in events} == {cluster}
+    wait_for(lambda: not _orphans(harness, "herd.sim-1.0"))
+    assert harness.engine.ctx.drivers.get("herd.sim-1.0").discover() == {}
+
+
+class _Gate(BaseHTTPRequestHandler):
+    """A health URL that answers 503 until the test opens the gate: a create that waits."""
+
+    opened = threading.Event()
+
+    def do_GET(self) -> None:
+        self.send_response(200 if self.opened.is_set() else 503)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def gate() -> Iterator[tuple[str, threading.Event]]:
+    """A loopback HTTP server on a free port; the URL and the event that opens it."""
+    opened = threading.Event()
+    handler = type("Gate", (_Gate,), {"opened": opened})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/health", opened
+    finally:
+        opened.set()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left(tmp_path: Path) -> Iterator[None]:
+    """Kill whatever node processes a test left (engines leave nodes running by design)."""
+    yield
+    marker = str((tmp_path / "data").resolve()).encode()
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if marker in (proc / "environ").read_bytes():
+                    os.killpg(int(proc.name), signal.SIGKILL)
+
+
+def test_a_process_started_for_a_deleted_row_is_stopped(
+    harness: Harness, gate: tuple[str, threading.Event]
+) -> None:
+    url, opened = gate
+    profile = harness.profile(
+        {
+            "command": sys.executable,
+            "args": ["-c", "import time; time.sleep(600)"],
+            "health_url": url,
+            "start_timeout": 60,
+            "stop_timeout": 5,
+        },
+        type_="herd.process",
+    )
+    _cluster, scale = _delete_during_scale_out(harness, profile, 2)
+    # The processes run, waiting to be healthy, while their rows are already gone.
+    wait_for(lambda: len(_orphans(harness, "herd.process-1.0")) == 2)
+    opened.set()
+    harness.wait(scale, timeout=60)
+    wait_for(lambda: len(_unclaimed_events(harness)) == 2)
+    wait_for(lambda: not harness.engine.ctx.drivers.get("herd.process-1.0").discover())
