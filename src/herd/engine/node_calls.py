@@ -147,14 +147,14 @@ def call_many(ctx: EngineContext, calls: Sequence[Call]) -> list[FinishedCall]:
             ]
             continue
         finished = ctx.now()
-        for (child_id, target, _), result in zip(created, results, strict=True):
+        for (child_id, target, request), result in zip(created, results, strict=True):
             if isinstance(result, Exception):
                 why = result if isinstance(result, HerdError) else repr(result)
                 out.append(
                     FinishedCall(child_id, target.node.id, f"Failed in creating node: {why}")
                 )
             else:
-                made = made_for(target.node, profile_type, target.profile[1])
+                made = made_for(target.node, profile_type, request.properties)
                 out.append(
                     FinishedCall(child_id, target.node.id, None, result, finished, made_for=made)
                 )
@@ -166,9 +166,13 @@ def call_many(ctx: EngineContext, calls: Sequence[Call]) -> list[FinishedCall]:
                 call_driver(ctx, c, ActionName.NODE_DELETE, t.node.id, t, {}) for c, t, _ in deleted
             ]
             continue
-        for (child_id, target, _), error in zip(deleted, errors, strict=True):
+        for (child_id, target, ref), error in zip(deleted, errors, strict=True):
             if error is None:
-                out.append(FinishedCall(child_id, target.node.id, None))
+                made = made_for(target.node, profile_type, ref.properties)
+                gone = ref.physical_id
+                out.append(
+                    FinishedCall(child_id, target.node.id, None, made_for=made, deleted=gone)
+                )
             else:
                 why = error if isinstance(error, HerdError) else repr(error)
                 out.append(
@@ -227,15 +231,20 @@ def _recover_one(
 
 def _delete_one(ctx: EngineContext, child_id: str, target: NodeTarget) -> FinishedCall:
     node = target.node
-    if not node.physical_id:
-        return FinishedCall(child_id, node.id, None)
     if isinstance(target.profile, str):
+        if not node.physical_id:
+            return FinishedCall(child_id, node.id, None)
         return FinishedCall(child_id, node.id, f"Failed in deleting node: {target.profile}")
     profile_type, properties = target.profile
+    # A resource recorded on the row after this read (a create robbed by a forced delete)
+    # is destroyed by the writer, which compares the row's physical id with ``deleted``.
+    made = made_for(node, profile_type, properties)
+    if not node.physical_id:
+        return FinishedCall(child_id, node.id, None, made_for=made)
     try:
         ref = resource_ref(node, properties)
         ctx.drivers.get(profile_type).delete(ref)
-        return FinishedCall(child_id, node.id, None)
+        return FinishedCall(child_id, node.id, None, made_for=made, deleted=node.physical_id)
     except HerdError as exc:
         return FinishedCall(child_id, node.id, f"Failed in deleting node: {exc}")
     except Exception as exc:

@@ -21,6 +21,7 @@ from herd.store import events, locks
 from herd.store import nodes as node_store
 from herd.store.database import Session
 from herd.store.models import ActionRow, NodeRow
+from herd.store.nodes import ResultFacts
 from herd.types import ActionName, ActionStatus, NodeStatus
 
 
@@ -49,6 +50,8 @@ class FinishedCall:
     options: RecoveryOptions | None = None  # NODE_RECOVER: how it was asked to recover
     #: how to destroy ``resource`` should the node's row be gone (a forced delete meanwhile)
     made_for: MadeFor | None = None
+    #: NODE_DELETE: the physical id the call destroyed (None: the row it read had none)
+    deleted: str | None = None
 
     def unclaimed(self) -> Unclaimed | None:
         """The resource this call made, to destroy, when its node's row is gone."""
@@ -182,6 +185,12 @@ class NodeResultWriter:
             else:
                 results.succeeded.append(item.node_id)
                 reason = "Node deleted successfully."
+                made_meanwhile = (
+                    _made_meanwhile(node, item) if verb is ActionName.NODE_DELETE else None
+                )
+                if made_meanwhile is not None:
+                    unclaimed.append(made_meanwhile)
+                    reason = UNCLAIMED_REASON
                 deleted.append(node.id)
                 event_rows.append(ex.node_event_row(node, "DELETED", "Node deleted successfully."))
             ended.append(
@@ -242,6 +251,14 @@ class NodeResultWriter:
                 if node is not None and node.status == NodeStatus.RECOVERING:
                     node.status = NodeStatus.ERROR
                     node.status_reason = "Recovery cancelled"
+
+
+def _made_meanwhile(node: ResultFacts, item: FinishedCall) -> Unclaimed | None:
+    """A resource recorded on the row after the delete call read it (a robbed create's)."""
+    if item.made_for is None or not node.physical_id or node.physical_id == item.deleted:
+        return None
+    resource = CreatedResource(node.physical_id, dict(node.data or {}))
+    return Unclaimed(node.id, resource, item.made_for)
 
 
 def _unclaimed_event(ex: ActionExecution, item: Unclaimed) -> dict[str, object]:

@@ -316,6 +316,7 @@ class ResultFacts:
     status: str
     created_at: float | None
     data: dict[str, Any]
+    physical_id: str | None = None
 
 
 _RESULT_COLUMNS = (
@@ -326,6 +327,7 @@ _RESULT_COLUMNS = (
     NodeRow.status,
     NodeRow.created_at,
     NodeRow.data,
+    NodeRow.physical_id,
 )
 
 

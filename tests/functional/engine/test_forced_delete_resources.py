@@ -13,16 +13,21 @@ import os
 import signal
 import sys
 import threading
+import time
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
-from tests.functional.engine.harness import Harness
+from tests.functional.engine.harness import PROJECT, Harness
 from tests.waiting import wait_for
 
-from herd.engine.unclaimed import REASON
+from herd.engine.execution import ActionExecution
+from herd.engine.node_results import ChildResults, FinishedCall, NodeResultWriter
+from herd.engine.unclaimed import REASON, MadeFor
+from herd.store import actions as action_store
 from herd.store.models import EventRow, NodeRow
 from herd.types import ActionName
 
@@ -131,3 +136,39 @@ def test_a_process_started_for_a_deleted_row_is_stopped(
     harness.wait(scale, timeout=60)
     wait_for(lambda: len(_unclaimed_events(harness)) == 2)
     wait_for(lambda: not harness.engine.ctx.drivers.get("herd.process-1.0").discover())
+
+
+def _delete_result(harness: Harness, node: NodeRow, seen: str | None) -> None:
+    """Write a NODE_DELETE child's result whose driver call read ``seen`` as the physical id."""
+    ctx = harness.engine.ctx
+    parent = action_store.new_action(
+        action=ActionName.CLUSTER_DELETE,
+        target=str(node.cluster_id),
+        cluster_id=node.cluster_id,
+        project=PROJECT,
+        now=time.time(),
+    )
+    properties = ctx.drivers.get("herd.sim-1.0").validate_properties({})
+    made = MadeFor("herd.sim-1.0", properties, node.name, node.cluster_id)
+    child = str(uuid.uuid4())  # no child row: the writer ends none (as an action's own call)
+    item = FinishedCall(child, node.id, None, made_for=made, deleted=seen)
+    verbs = {child: ActionName.NODE_DELETE}
+    NodeResultWriter(ctx).flush(ActionExecution(ctx, parent), [item], ChildResults(), verbs)
+
+
+def test_a_resource_recorded_after_the_delete_read_its_row_is_destroyed(harness: Harness) -> None:
+    # The forced delete's child read the CREATING row (no physical id, nothing to destroy);
+    # the robbed scale-out's writer then recorded the server on the row; the delete's writer
+    # removes the row and must destroy that server, which its driver call never saw.
+    sim = harness.engine.ctx.drivers.get("herd.sim-1.0")
+    cluster = harness.cluster(2)
+    late, seen = harness.nodes(cluster)
+    _delete_result(harness, late, None)
+    assert harness.node(late.id) is None
+    wait_for(lambda: late.id not in sim.discover())
+    assert [e.status_reason for e in harness.events(late.id)][-1].startswith(REASON)
+    # A delete that saw the row's physical id destroyed it itself: nothing more is done.
+    _delete_result(harness, seen, seen.physical_id)
+    assert harness.node(seen.id) is None
+    assert seen.id in sim.discover()  # this test made no driver call for it
+    assert not any(e.status_reason.startswith(REASON) for e in harness.events(seen.id))
