@@ -15,7 +15,7 @@ from herd.engine.context import EngineContext
 from herd.engine.execution import ActionExecution, NodeEventFields
 from herd.engine.health.recover_node import RecoveryOptions, RecoveryOutcome, apply_recovery
 from herd.engine.unclaimed import REASON as UNCLAIMED_REASON
-from herd.engine.unclaimed import MadeFor, Unclaimed, destroy_later
+from herd.engine.unclaimed import MadeFor, Unclaimed, destroy_later, unclaimed_event
 from herd.store import actions as action_store
 from herd.store import events, locks
 from herd.store import nodes as node_store
@@ -97,7 +97,7 @@ class NodeResultWriter:
                 self._flush_simple(session, ex, simple, verbs, results, now, unclaimed)
             locks.release_nodes_held_by(session, child_ids)
             if unclaimed:
-                events.record_many(session, [_unclaimed_event(ex, u) for u in unclaimed], now)
+                events.record_many(session, [unclaimed_event(ex, u) for u in unclaimed], now)
         # After the commit, off this thread: a slow delete never holds the writer.
         destroy_later(self.ctx, unclaimed)
 
@@ -259,22 +259,6 @@ def _made_meanwhile(node: ResultFacts, item: FinishedCall) -> Unclaimed | None:
         return None
     resource = CreatedResource(node.physical_id, dict(node.data or {}))
     return Unclaimed(node.id, resource, item.made_for)
-
-
-def _unclaimed_event(ex: ActionExecution, item: Unclaimed) -> dict[str, object]:
-    made_for = item.made_for
-    return {
-        "otype": "NODE",
-        "oid": item.node_id,
-        "oname": made_for.name,
-        "project": ex.project,
-        "user": ex.user,
-        "cluster_id": made_for.cluster_id,
-        "action": ex.action,
-        "status": "DELETED",
-        "reason": f"{UNCLAIMED_REASON} ({item.resource.physical_id})",
-        "level": "WARNING",
-    }
 
 
 def _end(child: ActionRow | None, status: ActionStatus, reason: str, now: float) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 from herd.drivers.base import CreatedResource, ResourceRef
 from herd.engine.context import EngineContext
 from herd.engine.driver_args import ref_of
+from herd.engine.execution import ActionExecution, NodeEventFields
 from herd.errors import HerdError
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,23 @@ class Unclaimed:
         return ref_of(
             self.node_id, self.resource.physical_id, self.resource.data, self.made_for.properties
         )
+
+
+def unclaimed_event(ex: ActionExecution, item: Unclaimed) -> NodeEventFields:
+    """The WARNING event on the node id that says why its resource is destroyed."""
+    made_for = item.made_for
+    return {
+        "otype": "NODE",
+        "oid": item.node_id,
+        "oname": made_for.name,
+        "project": ex.project,
+        "user": ex.user,
+        "cluster_id": made_for.cluster_id,
+        "action": ex.action,
+        "status": "DELETED",
+        "reason": f"{REASON} ({item.resource.physical_id})",
+        "level": "WARNING",
+    }
 
 
 def destroy_later(ctx: EngineContext, found: Sequence[Unclaimed]) -> None:

@@ -172,3 +172,18 @@ def test_a_resource_recorded_after_the_delete_read_its_row_is_destroyed(harness:
     assert harness.node(seen.id) is None
     assert seen.id in sim.discover()  # this test made no driver call for it
     assert not any(e.status_reason.startswith(REASON) for e in harness.events(seen.id))
+
+
+def test_a_server_recreated_for_a_node_deleted_meanwhile_is_destroyed(harness: Harness) -> None:
+    # NODE_RECOVER through the API makes its own driver calls (no child action); a forced
+    # NODE_DELETE takes the node while the recreate builds the new server.
+    cluster = harness.cluster(1, profile=harness.profile({"create_latency": 1.5}))
+    node = harness.nodes(cluster)[0].id
+    recover = harness.submit(ActionName.NODE_RECOVER, node, {"operation": "RECREATE"})
+    wait_for(lambda: (row := harness.node(node)) is not None and row.status == "RECOVERING")
+    forced = harness.run(ActionName.NODE_DELETE, node, {"force": True})
+    assert forced.status == "SUCCEEDED", forced.status_reason
+    ended = harness.wait(recover)
+    assert ended.status_reason == "Node disappeared during its recovery."
+    assert any(e.status_reason.startswith(REASON) for e in harness.events(node))
+    wait_for(lambda: not harness.engine.ctx.drivers.get("herd.sim-1.0").discover())

@@ -19,8 +19,9 @@ from herd.engine.health.recover_node import (
     recover_resource,
 )
 from herd.engine.nodeops import NodeOperations
+from herd.engine.unclaimed import MadeFor, Unclaimed, destroy_later, unclaimed_event
 from herd.errors import HerdError
-from herd.store import clusters, profiles, tombstones
+from herd.store import clusters, events, profiles, tombstones
 from herd.store import nodes as node_store
 from herd.store.models import NodeRow
 from herd.types import ActionCause, NodeStatus, ResourceType
@@ -209,20 +210,30 @@ class NodeHandlers:
                 return {"ok": False, "reason": f"The node '{ex.target}' could not be found."}
             options = policy_options(ctx, session, node.cluster_id).merged(ex.inputs)
             mark_recovering(session, node, ctx.now())
+        made: MadeFor | None = None
         try:
             driver = ctx.drivers.get(profile.type)
             properties = driver.validate_properties(profile.spec.get("properties", {}))
+            made = MadeFor(profile.type, properties, node.name, node.cluster_id)
             ref = resource_ref(node, properties)
             request = node_request(node, properties)
             outcome = recover_resource(driver, ref, request, options, ctx.abandonable)
         except HerdError as exc:
             outcome = RecoveryOutcome(f"Recovery failed: {exc}", "nothing done")
+        lost: list[Unclaimed] = []
         with ctx.database.write() as session:
             row = node_store.get(session, ex.target)
             if row is None:
-                return {"ok": False, "reason": "Node disappeared during its recovery."}
-            reason = apply_recovery(
-                session, row, outcome, options, ex.node_event_row(row, "", ""), ctx.now()
-            )
+                # A forced delete took the node meanwhile: what the recovery made is nobody's.
+                if outcome.resource is not None and made is not None:
+                    lost.append(Unclaimed(ex.target, outcome.resource, made))
+                    events.record(session, now=ctx.now(), **unclaimed_event(ex, lost[0]))
+            else:
+                reason = apply_recovery(
+                    session, row, outcome, options, ex.node_event_row(row, "", ""), ctx.now()
+                )
+        if row is None:
+            destroy_later(ctx, lost)  # after the commit, on a thread of its own
+            return {"ok": False, "reason": "Node disappeared during its recovery."}
         ctx.metrics.health_recovered(options.operation.value, outcome.ok)
         return {"ok": outcome.ok, "reason": reason, "cluster_id": node.cluster_id}
