@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from herd.drivers.nova.sdk import NovaConnection
 from herd.errors import DriverError
 
 
@@ -96,9 +97,9 @@ class TrustedConnections:
         self.auth = auth
         self.source = source
         self._lock = threading.Lock()
-        self._connections: dict[tuple[str, str | None], Any] = {}
+        self._connections: dict[tuple[str, str | None], NovaConnection] = {}
 
-    def connection(self, node_id: str, region: str | None) -> Any:
+    def connection(self, node_id: str, region: str | None) -> NovaConnection:
         """The connection acting for ``node_id``'s owner in ``region``.
 
         Raises:
@@ -117,7 +118,7 @@ class TrustedConnections:
                 self._connections[key] = connection
         return connection
 
-    def _connect(self, trust: NodeTrust, region: str | None) -> Any:
+    def _connect(self, trust: NodeTrust, region: str | None) -> NovaConnection:
         import openstack.connection  # heavy imports, only for those who use trusts
         from keystoneauth1 import session
         from keystoneauth1.identity import v3
