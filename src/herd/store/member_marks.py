@@ -13,9 +13,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Exists,
+    Row,
+    Select,
+    and_,
+    bindparam,
+    exists,
+    select,
+)
+from sqlalchemy.orm import QueryableAttribute
 
 from herd.errors import MultipleChoices, NotFound
 from herd.store import node_reads
@@ -29,6 +40,8 @@ from herd.store.models import (
     TombstoneRow,
 )
 from herd.types import ACTIVE_ACTION_STATUSES, ActionName, ResourceType
+
+T = TypeVar("T")
 
 #: positions in a member row, after the columns of ``node_reads.node_select``
 _EXTRA = len(node_reads.NODE_COLUMNS) + len(node_reads.EXTRA_COLUMNS)
@@ -60,7 +73,9 @@ class MarkedMember:
 _BY = ("id", "name", "prefix")
 
 
-def tombstoned(resource_type: ResourceType, id_column: Any) -> Any:
+def tombstoned(
+    resource_type: ResourceType, id_column: QueryableAttribute[T] | ColumnElement[T]
+) -> Exists:
     """Whether the resource of ``id_column`` carries a tombstone (is being deleted)."""
     return exists().where(
         and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
@@ -128,7 +143,7 @@ def _by(query: Any, id_column: Any, name_column: Any, by: str) -> Select[Any]:
 
 
 def _find(
-    connection: Connection, statement: Callable[[str], Select[Any]], identity: str, **params: Any
+    connection: Connection, statement: Callable[[str], Select[Any]], identity: str, **params: object
 ) -> Row[Any] | None:
     """By id (a full-length one), else by unique name, else by unique id prefix."""
     if len(identity) == 36:
@@ -181,7 +196,7 @@ def find_member(connection: Connection, cluster: ClusterRef, identity: str) -> M
 
 
 def _unique(
-    connection: Connection, query: Select[Any], params: dict[str, Any], identity: str
+    connection: Connection, query: Select[Any], params: dict[str, object], identity: str
 ) -> Row[Any] | None:
     rows = connection.execute(query, params).all()
     if len(rows) > 1:
