@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from herd.domain.cluster_status import cluster_status_after
 from herd.engine.execution import ActionExecution
@@ -35,7 +34,7 @@ def member_count(ex: ActionExecution, cluster_id: str) -> int:
 
 
 def update_cluster(
-    ex: ActionExecution, cluster_id: str, *, event_reason: str | None = None, **values: Any
+    ex: ActionExecution, cluster_id: str, *, event_reason: str | None = None, **values: object
 ) -> ClusterRow:
     """Change cluster columns in one transaction, with an event when the status changes."""
     with ex.ctx.database.write() as session:

@@ -114,7 +114,7 @@ class NodeOperations:
             # cost more than the driver calls for sim nodes, and building the rows of 100,000
             # nodes and their children at once held ~200 MB (issue 28).
             for first in range(0, len(placements), PLAN_EVERY):
-                nodes: list[dict[str, object]] = []
+                nodes: list[node_store.PlannedNode] = []
                 children: list[dict[str, object]] = []
                 for position in range(first, min(first + PLAN_EVERY, len(placements))):
                     if names is not None:

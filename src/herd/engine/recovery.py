@@ -23,7 +23,7 @@ from herd.store import actions as action_store
 from herd.store import engines, events, locks, profiles, resources, tombstones
 from herd.store import nodes as node_store
 from herd.store.database import Session
-from herd.store.models import ActionRow
+from herd.store.models import ActionRow, ClusterRow, NodeRow
 from herd.store.wakeups import announce_ready
 from herd.types import (
     ActionCause,
@@ -236,7 +236,11 @@ def resume_deletions(ctx: EngineContext) -> dict[str, int]:
                 cluster_id = None
             else:
                 inputs = {"force": True}
-                cluster_id = row.id if verb is ActionName.CLUSTER_DELETE else row.cluster_id
+                # CLUSTER_DELETE names its cluster, NODE_DELETE its node's (only these two
+                # have a _DELETE_ACTION)
+                cluster_id = row.id if isinstance(row, ClusterRow) else None
+                if isinstance(row, NodeRow):
+                    cluster_id = row.cluster_id
             new = action_store.new_action(
                 action=verb,
                 target=row.id,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from sqlalchemy import Select, delete, select, update
 from sqlalchemy.orm import Session
@@ -25,7 +24,7 @@ def enabled_policies(session: Session, cluster_id: str) -> list[tuple[BindingRow
 
 def select_cluster_bindings(
     cluster_id: str, policy_name: str | None = None, policy_type: str | None = None
-) -> Select[Any]:
+) -> Select[BindingRow]:
     """The query the list of a cluster's bindings starts from, by policy name or type."""
     query = select(BindingRow).where(BindingRow.cluster_id == cluster_id)
     if policy_name is not None or policy_type is not None:

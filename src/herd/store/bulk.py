@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import islice
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from sqlalchemy import Connection, Table, bindparam, inspect
 from sqlalchemy.engine import Dialect
@@ -50,10 +50,10 @@ class _Bind:
 
     name: str
     key: str | None  # the row's key, or None: the column's default
-    default: Callable[[], Any] | None
-    process: Callable[[Any], Any] | None  # None when the driver takes the value as it is
+    default: Callable[[], object] | None
+    process: Callable[[object], object] | None  # None when the driver takes the value as it is
 
-    def value(self, row: Mapping[str, Any]) -> Any:
+    def value(self, row: Mapping[str, object]) -> object:
         value = row[self.key] if self.key is not None else self.default() if self.default else None
         # Processors see None too: JSON stores it as ``null``, as SQLAlchemy does.
         return value if self.process is None else self.process(value)
@@ -67,14 +67,16 @@ class _Prepared:
     binds: tuple[_Bind, ...]  # in the statement's order
     positional: bool
 
-    def parameters(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+    def parameters(
+        self, rows: Sequence[Mapping[str, object]]
+    ) -> list[tuple[object, ...]] | list[dict[str, object]]:
         binds = self.binds
         if self.positional:
             return [tuple(bind.value(row) for bind in binds) for row in rows]
         return [{bind.name: bind.value(row) for bind in binds} for row in rows]
 
 
-def _column_default(table: Table, name: str) -> Callable[[], Any] | None:
+def _column_default(table: Table, name: str) -> Callable[[], object] | None:
     """The Python-side default of the column a bound parameter fills (as SQLAlchemy applies it)."""
     column = table.c.get(name)
     default = getattr(column, "default", None)
@@ -132,13 +134,13 @@ def _update(model: type[Base], names: tuple[str, ...], dialect: Dialect) -> _Pre
 
 
 def _execute_many(
-    connection: Connection, prepared: _Prepared, rows: Sequence[Mapping[str, Any]]
+    connection: Connection, prepared: _Prepared, rows: Sequence[Mapping[str, object]]
 ) -> None:
     connection.exec_driver_sql(prepared.sql, prepared.parameters(rows))
 
 
 def insert_rows(
-    session: Session | Connection, model: type[Base], rows: Sequence[Mapping[str, Any]]
+    session: Session | Connection, model: type[Base], rows: Sequence[Mapping[str, object]]
 ) -> None:
     """INSERT ``rows`` (keyed by attribute name, all with the same keys) in one executemany."""
     if rows:
@@ -146,7 +148,7 @@ def insert_rows(
         _execute_many(connection, _insert(model, tuple(rows[0]), connection.dialect), rows)
 
 
-def update_rows(session: Session, model: type[Base], rows: Sequence[Mapping[str, Any]]) -> None:
+def update_rows(session: Session, model: type[Base], rows: Sequence[Mapping[str, object]]) -> None:
     """UPDATE rows by ``id`` (each row: ``id`` plus the same attributes) in one executemany."""
     if rows:
         connection = session.connection()

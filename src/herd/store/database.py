@@ -13,17 +13,18 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import (
     ArgumentError,
     DisconnectionError,
@@ -33,6 +34,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from herd.errors import DatabaseUnavailable
 from herd.json_types import JsonValue
@@ -119,7 +121,7 @@ def _sqlite_engine(url: str, *, immediate: bool, synchronous: str) -> Engine:
     )
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    def _on_connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         # Take transaction control away from pysqlite so that BEGIN is ours.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -130,7 +132,7 @@ def _sqlite_engine(url: str, *, immediate: bool, synchronous: str) -> Engine:
         cursor.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(connection: Any) -> None:
+    def _on_begin(connection: Connection) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
@@ -150,11 +152,13 @@ def _ping_when_idle(engine: Engine, idle_seconds: float) -> None:
     idle_since = "herd.idle_since"
 
     @event.listens_for(engine, "checkin")
-    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+    def _on_checkin(_dbapi_connection: DBAPIConnection, record: ConnectionPoolEntry) -> None:
         record.info[idle_since] = time.monotonic()
 
     @event.listens_for(engine, "checkout")
-    def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+    def _on_checkout(
+        dbapi_connection: DBAPIConnection, record: ConnectionPoolEntry, _proxy: object
+    ) -> None:
         since = record.info.get(idle_since)
         if since is None or time.monotonic() - since < idle_seconds:
             return  # new, or handed back moments ago
@@ -340,7 +344,7 @@ class Database:
             self.read_engine.dispose()
 
 
-def refresh_for_update(session: Session, row: Any) -> None:
+def refresh_for_update(session: Session, row: object) -> None:
     """Re-read ``row`` locked until the transaction ends, where rows can be locked.
 
     On PostgreSQL this is ``SELECT ... FOR UPDATE``; SQLite has no row locks, and a

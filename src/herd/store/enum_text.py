@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from sqlalchemy import ColumnElement, Dialect, String, false
+from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.types import TypeDecorator
 
 E = TypeVar("E", bound=StrEnum)
+T = TypeVar("T")
 
 
 class EnumText(TypeDecorator[E]):
@@ -30,24 +32,26 @@ class EnumText(TypeDecorator[E]):
         # member or its string -> the plain string (str and StrEnum hash alike)
         self._wire: dict[str, str] = {m.value: str.__str__(m) for m in enum}
 
-    def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
         if value is None:
             return None
         wire = self._wire.get(value)
         # Not a member: the enum's own call raises ValueError naming the value.
         return wire if wire is not None else self.enum(value).value
 
-    def process_result_value(self, value: Any, dialect: Dialect) -> E | None:
+    def process_result_value(self, value: str | None, dialect: Dialect) -> E | None:
         if value is None:
             return None
         member = self._members.get(value)
         return member if member is not None else self.enum(value)
 
-    def copy(self, **kw: Any) -> EnumText[E]:
+    def copy(self, **kw: object) -> EnumText[E]:
         return EnumText(self.enum, getattr(self.impl_instance, "length", None) or 0)
 
 
-def equal_to_any(column: Any, values: Sequence[Any]) -> ColumnElement[bool]:
+def equal_to_any(
+    column: ColumnElement[T] | QueryableAttribute[T], values: Sequence[object]
+) -> ColumnElement[bool]:
     """``column`` holds one of ``values``: for an enum column, values that are not members
     match nothing (a list filtered on an unknown status is empty, not an error)."""
     kind = getattr(column, "type", None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -92,7 +91,9 @@ def claim(
             "renewed_at": now,
         }
         if dialect == "postgresql":
-            statement: Any = postgresql.insert(HealthLeaseRow).values(**values)
+            statement: postgresql.Insert | sqlite.Insert = postgresql.insert(HealthLeaseRow).values(
+                **values
+            )
         else:
             statement = sqlite.insert(HealthLeaseRow).values(**values)
         # RETURNING, not rowcount: psycopg reports -1 for an ORM-executed INSERT.

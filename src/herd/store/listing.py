@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import Boolean, ColumnElement, Select, bindparam, or_, select, text
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from herd.store.models import ClusterRow, NodeRow
 
@@ -32,7 +33,7 @@ class _RegionRecorded(ColumnElement[bool]):
 
 
 @compiles(_RegionRecorded, "sqlite")
-def _region_recorded_sqlite(element: _RegionRecorded, compiler: Any, **kw: Any) -> str:
+def _region_recorded_sqlite(element: _RegionRecorded, compiler: SQLCompiler, **kw: object) -> str:
     clause = text(
         "EXISTS (SELECT 1 FROM json_each(clusters.data, '$.regions') AS r "
         "WHERE r.value = :region_name)"
@@ -41,7 +42,9 @@ def _region_recorded_sqlite(element: _RegionRecorded, compiler: Any, **kw: Any) 
 
 
 @compiles(_RegionRecorded)
-def _region_recorded_postgresql(element: _RegionRecorded, compiler: Any, **kw: Any) -> str:
+def _region_recorded_postgresql(
+    element: _RegionRecorded, compiler: SQLCompiler, **kw: object
+) -> str:
     clause = text(
         "(CAST(clusters.data AS jsonb) -> 'regions') "
         "@> jsonb_build_array(CAST(:region_name AS text))"

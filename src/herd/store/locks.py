@@ -10,7 +10,6 @@ inside the caller's write transaction.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from sqlalchemy import Connection, Row, String, cast, delete, select, update
 from sqlalchemy.exc import IntegrityError
@@ -27,6 +26,9 @@ _HOLDERS = select(
     ActionRow.owner,
     EngineRow.heartbeat_at,
 ).outerjoin(EngineRow, EngineRow.id == ActionRow.owner)
+#: a row of _HOLDERS (as SQLAlchemy types it: the outer-joined heartbeat reads None when
+#: the owner has no engine row)
+_Holder = Row[str, str | None, ActionStatus, str | None, float]
 
 
 def live_holders(
@@ -51,7 +53,7 @@ def live_holders(
       when the engine died).
     """
     wanted = set(action_ids)
-    rows: dict[str, Row[Any]] = {}
+    rows: dict[str, _Holder] = {}
     pending = set(wanted)
     while pending:
         found = [
@@ -64,9 +66,7 @@ def live_holders(
     return {a for a in wanted if _holds(rows, a, dead_before, taker)}
 
 
-def _holds(
-    rows: dict[str, Row[Any]], action_id: str, dead_before: float, taker: str | None
-) -> bool:
+def _holds(rows: dict[str, _Holder], action_id: str, dead_before: float, taker: str | None) -> bool:
     holder = rows.get(action_id)
     if holder is None or ActionStatus(holder.status).is_final:
         return False

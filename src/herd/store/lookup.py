@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, TypeVarTuple
 
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from herd.errors import MultipleChoices, NotFound
 from herd.store.models import EventRow
+from herd.store.models.base import OwnedMixin
 
 Row = TypeVar("Row")
+Columns = TypeVarTuple("Columns")
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,9 @@ class Scope:
     project: str
     all_projects: bool = False
 
-    def apply(self, query: Select[Any], model: Any) -> Select[Any]:
+    def apply(
+        self, query: Select[*Columns], model: type[OwnedMixin] | type[EventRow]
+    ) -> Select[*Columns]:
         if self.all_projects:
             return query
         return query.where(model.project == self.project)

@@ -118,7 +118,7 @@ def write_health(session: Session, written: Mapping[str, tuple[str, Sequence[Any
     )
 
 
-def record_events(connection: Connection, events: Sequence[Mapping[str, Any]]) -> None:
+def record_events(connection: Connection, events: Sequence[Mapping[str, object]]) -> None:
     """Insert the events (each with every column but the id) in one statement."""
     if events:
         rows = [{"id": str(uuid.uuid4()), "meta_data": {}, **fields} for fields in events]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from sqlalchemy import Connection, text
 
@@ -75,8 +74,8 @@ SELECT count(*) FROM bumped
 
 def write_all(
     connection: Connection,
-    written: Mapping[str, tuple[str, Sequence[Any]]],
-    events: Sequence[Mapping[str, Any]],
+    written: Mapping[str, tuple[str, Sequence[object]]],
+    events: Sequence[Mapping[str, object]],
 ) -> None:
     """PostgreSQL: :func:`write_health`, :func:`record_events` and the member revisions'
     bump and log of ``written`` in one statement (the transaction's last write)."""
@@ -85,7 +84,7 @@ def write_all(
             record_events(connection, events)
         return
     members = sorted(written.items())
-    params: dict[str, Any] = {
+    params: dict[str, object] = {
         "node_ids": [node_id for node_id, _ in members],
         "cluster_ids": [cluster_id for _, (cluster_id, _) in members],
         "healths": [str(values[member_marks.HEALTH]) for _, (_, values) in members],

@@ -13,9 +13,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, TypeVarTuple
 
-from sqlalchemy import Connection, Row, Select, and_, bindparam, exists, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Exists,
+    Row,
+    Select,
+    and_,
+    bindparam,
+    exists,
+    select,
+)
+from sqlalchemy.orm import QueryableAttribute
 
 from herd.errors import MultipleChoices, NotFound
 from herd.store import node_reads
@@ -29,6 +40,9 @@ from herd.store.models import (
     TombstoneRow,
 )
 from herd.types import ACTIVE_ACTION_STATUSES, ActionName, ResourceType
+
+T = TypeVar("T")
+Columns = TypeVarTuple("Columns")
 
 #: positions in a member row, after the columns of ``node_reads.node_select``
 _EXTRA = len(node_reads.NODE_COLUMNS) + len(node_reads.EXTRA_COLUMNS)
@@ -60,7 +74,9 @@ class MarkedMember:
 _BY = ("id", "name", "prefix")
 
 
-def tombstoned(resource_type: ResourceType, id_column: Any) -> Any:
+def tombstoned(
+    resource_type: ResourceType, id_column: QueryableAttribute[T] | ColumnElement[T]
+) -> Exists:
     """Whether the resource of ``id_column`` carries a tombstone (is being deleted)."""
     return exists().where(
         and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
@@ -68,11 +84,9 @@ def tombstoned(resource_type: ResourceType, id_column: Any) -> Any:
 
 
 @functools.cache
-def _cluster_lookup(by: str, scoped: bool) -> Select[Any]:
+def _cluster_lookup(by: str, scoped: bool) -> Select[str, str, bool]:
     # Built once: the values travel as bound parameters (see node_reads._lookup).
-    query: Any = select(
-        ClusterRow.id, ClusterRow.name, tombstoned(ResourceType.CLUSTER, ClusterRow.id)
-    )
+    query = select(ClusterRow.id, ClusterRow.name, tombstoned(ResourceType.CLUSTER, ClusterRow.id))
     if scoped:
         query = query.where(ClusterRow.project == bindparam("project"))
     return _by(query, ClusterRow.id, ClusterRow.name, by)
@@ -117,19 +131,25 @@ def _member_lookup(by: str, for_update: bool) -> Select[Any]:
     return query.with_for_update(of=NodeRow) if for_update else query
 
 
-def _by(query: Any, id_column: Any, name_column: Any, by: str) -> Select[Any]:
+def _by(
+    query: Select[*Columns],
+    id_column: QueryableAttribute[str],
+    name_column: QueryableAttribute[str],
+    by: str,
+) -> Select[*Columns]:
     if by == "id":
-        return query.where(id_column == bindparam("identity"))  # type: ignore[no-any-return]
+        return query.where(id_column == bindparam("identity"))
     if by == "name":
-        return query.where(name_column == bindparam("identity")).limit(2)  # type: ignore[no-any-return]
-    return query.where(  # type: ignore[no-any-return]
-        id_column.like(bindparam("identity"), escape="\\")
-    ).limit(2)
+        return query.where(name_column == bindparam("identity")).limit(2)
+    return query.where(id_column.like(bindparam("identity"), escape="\\")).limit(2)
 
 
 def _find(
-    connection: Connection, statement: Callable[[str], Select[Any]], identity: str, **params: Any
-) -> Row[Any] | None:
+    connection: Connection,
+    statement: Callable[[str], Select[*Columns]],
+    identity: str,
+    **params: object,
+) -> Row[*Columns] | None:
     """By id (a full-length one), else by unique name, else by unique id prefix."""
     if len(identity) == 36:
         row = connection.execute(statement("id"), {**params, "identity": identity}).first()
@@ -150,7 +170,7 @@ def find_cluster(connection: Connection, identity: str, scope: Scope) -> Cluster
     row = _find(connection, lambda by: _cluster_lookup(by, scoped), identity, **params)
     if row is None:
         raise NotFound("cluster", identity)
-    cluster_id, name, deleting = tuple(row)
+    cluster_id, name, deleting = row[0], row[1], row[2]
     return ClusterRef(cluster_id, name, bool(deleting))
 
 
@@ -181,8 +201,8 @@ def find_member(connection: Connection, cluster: ClusterRef, identity: str) -> M
 
 
 def _unique(
-    connection: Connection, query: Select[Any], params: dict[str, Any], identity: str
-) -> Row[Any] | None:
+    connection: Connection, query: Select[*Columns], params: dict[str, object], identity: str
+) -> Row[*Columns] | None:
     rows = connection.execute(query, params).all()
     if len(rows) > 1:
         raise MultipleChoices(

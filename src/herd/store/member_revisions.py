@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import chain
-from typing import Any
 
 from sqlalchemy import Connection, delete, event, inspect, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -153,7 +152,7 @@ def track(sessions: sessionmaker[Session]) -> None:
     event.listen(sessions, "after_rollback", _after_rollback)
 
 
-def _seen_in_flush(session: Session, _flush_context: Any) -> None:
+def _seen_in_flush(session: Session, _flush_context: object) -> None:
     # After a flush the session still lists what it flushed, with attribute history.
     for obj in chain(session.new, session.dirty, session.deleted):
         if isinstance(obj, NodeRow):

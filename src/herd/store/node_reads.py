@@ -12,16 +12,30 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, Select, String, and_, any_, bindparam, exists, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Exists,
+    Row,
+    Select,
+    String,
+    and_,
+    any_,
+    bindparam,
+    exists,
+    select,
+)
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import QueryableAttribute, Session
 
 from herd.errors import MultipleChoices, NotFound
 from herd.store.lookup import Scope
 from herd.store.models import NodeCheckRow, NodeRow, ProfileRow, TombstoneRow
 from herd.types import ResourceType
+
+T = TypeVar("T")
 
 #: the node's own columns, in the order ``node_view_from_values`` reads them
 NODE_COLUMNS = (
@@ -65,7 +79,9 @@ EXTRA_COLUMNS = (
 )
 
 
-def _hidden(resource_type: ResourceType, id_column: Any) -> Any:
+def _hidden(
+    resource_type: ResourceType, id_column: QueryableAttribute[T] | ColumnElement[T]
+) -> Exists:
     return exists().where(
         and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
     )
@@ -152,7 +168,7 @@ def read_node(
         MultipleChoices: a name or short id matches more than one node.
     """
     scoped = not scope.all_projects
-    params: dict[str, Any] = {"project": scope.project} if scoped else {}
+    params: dict[str, object] = {"project": scope.project} if scoped else {}
     regional = regions is not None
     if regions is not None:
         params["regions"] = list(regions)
@@ -180,7 +196,7 @@ def read_node(
 def _unique(
     connection: Connection | Session,
     query: Select[Any],
-    params: dict[str, Any],
+    params: dict[str, object],
     value: str,
     identity: str,
 ) -> Row[Any] | None:

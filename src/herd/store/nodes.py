@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import Row, bindparam, delete, select, update
 from sqlalchemy.orm import Session
@@ -140,6 +140,32 @@ def watch_rows(session: Session, cluster_ids: Collection[str]) -> Sequence[Row[A
     ).all()
 
 
+class PlannedNode(TypedDict):
+    """The columns of a node :func:`planned_values` plans, as :func:`insert_many` writes them."""
+
+    id: str
+    name: str
+    physical_id: str | None
+    cluster_id: str | None
+    profile_id: str
+    index: int
+    role: str
+    init_at: float
+    created_at: float | None
+    updated_at: float
+    status: NodeStatus
+    status_reason: str
+    health: HealthStatus
+    health_reason: str
+    tainted: bool
+    meta_data: dict[str, object]
+    data: dict[str, object]
+    dependents: dict[str, object]
+    user: str
+    project: str
+    domain: str
+
+
 def add_new(
     session: Session,
     *,
@@ -204,12 +230,12 @@ def planned_values(
     index: int,
     cluster_id: str,
     profile_id: str,
-    placement: Mapping[str, Any] | None,
+    placement: Mapping[str, object] | None,
     user: str,
     project: str,
     now: float,
     domain: str = "",
-) -> dict[str, Any]:
+) -> PlannedNode:
     """The columns of a node a scale plans to create (CREATING), for :func:`insert_many`."""
     return {
         "id": str(uuid.uuid4()),
@@ -236,7 +262,7 @@ def planned_values(
     }
 
 
-def insert_many(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
+def insert_many(session: Session, rows: Sequence[PlannedNode]) -> None:
     insert_rows(session, NodeRow, rows)
     by_cluster: dict[str | None, list[str]] = {}
     for row in rows:

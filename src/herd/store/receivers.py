@@ -24,7 +24,6 @@ import hmac
 import secrets
 import uuid
 from collections.abc import Iterable
-from typing import Any
 
 from sqlalchemy import Select, delete, select, update
 from sqlalchemy.exc import IntegrityError
@@ -130,7 +129,7 @@ def get_by_id(session: Session, receiver_id: str) -> ReceiverRow | None:
     return session.get(ReceiverRow, receiver_id)
 
 
-def select_receivers() -> Select[Any]:
+def select_receivers() -> Select[ReceiverRow]:
     """The query lists start from (the API adds scope, filters, order and paging)."""
     return select(ReceiverRow)
 

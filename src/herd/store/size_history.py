@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from itertools import chain
-from typing import Any
 
 from sqlalchemy import (
     Connection,
@@ -32,8 +31,10 @@ from sqlalchemy import (
     or_,
     select,
 )
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
+from sqlalchemy.sql.dml import Delete, Insert
 from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql.selectable import ScalarSelect
 
 from herd.store.models import ClusterRow, ClusterSizeRow, NodeRow
 
@@ -56,7 +57,7 @@ def track(sessions: sessionmaker[Session]) -> None:
     event.listen(sessions, "after_rollback", _after_rollback)
 
 
-def _seen_in_flush(session: Session, _flush_context: Any) -> None:
+def _seen_in_flush(session: Session, _flush_context: object) -> None:
     for obj in chain(session.new, session.deleted):
         if isinstance(obj, NodeRow):
             note(session, [obj.cluster_id])
@@ -86,7 +87,7 @@ def _after_rollback(session: Session) -> None:
     session.info.pop(_PENDING, None)
 
 
-def _record_statements() -> tuple[Any, Any]:
+def _record_statements() -> tuple[Insert, Delete]:
     """The two statements of :func:`record`, built once: building them and their cache
     keys on every call was an eighth of an engine's CPU in a profile (issue 28)."""
     ids: BindParameter[str] = bindparam("ids", expanding=True)
@@ -97,7 +98,7 @@ def _record_statements() -> tuple[Any, Any]:
         .scalar_subquery()
     )
 
-    def last(column: Any) -> Any:
+    def last(column: InstrumentedAttribute[int]) -> ScalarSelect[int]:
         return (
             select(column)
             .where(ClusterSizeRow.cluster_id == ClusterRow.id)

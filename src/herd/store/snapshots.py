@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.domain.values import parse_bool
-from herd.json_types import float_value
+from herd.json_types import float_value, int_value
 from herd.policies.members import MemberChanges, MemberLists, MemberTable
 from herd.store import member_cache, member_revisions
 from herd.store.bulk import chunked
@@ -184,7 +184,7 @@ def read_changed_members(
             status = before[0] if status is None else status
             health = before[1] if health is None else health
         states[node_id] = (status, health)
-    rows: dict[str, object] = {}
+    rows: dict[str, Sequence[object]] = {}
     if rewritten:
         # A node logged in several revisions comes back once per revision: kept once.
         # Only the members of the first read: one logged since is read again next time.
@@ -195,8 +195,9 @@ def read_changed_members(
     return MemberChanges(rewritten, _table(sorted(rows.values(), key=_by_index)), states)
 
 
-def _by_index(row: Any) -> Any:
-    return row[2]
+def _by_index(row: Sequence[object]) -> int:
+    index = row[2]  # the index column, an int (the isinstance is the fast path of a sort key)
+    return index if isinstance(index, int) else int_value(index)
 
 
 def read_members(
@@ -209,7 +210,7 @@ def read_members(
     connection = session.connection()
     if only is None:
         query = columns.where(NodeRow.cluster_id == cluster_id).order_by(NodeRow.index)
-        rows: Sequence[Any] = connection.execute(query).all()
+        rows: Sequence[Sequence[object]] = connection.execute(query).all()
     else:
         # By primary key alone: with the cluster in the WHERE clause SQLite walks the
         # cluster's index over every member.
@@ -225,7 +226,7 @@ def read_members(
     return _table(rows)
 
 
-def _table(rows: Sequence[Any]) -> MemberTable:
+def _table(rows: Sequence[Sequence[object]]) -> MemberTable:
     """Rows of :func:`_member_columns` (by index) as a member table."""
     if not rows:
         return MemberTable(MemberLists([], [], [], [], [], [], [], [], [], [], [], [], []))

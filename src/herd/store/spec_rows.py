@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
@@ -24,7 +24,7 @@ def new_spec_row(
     project: str,
     now: float,
     domain: str = "",
-    **own: Any,
+    **own: object,
 ) -> SpecRow:
     """Build (not add) a profile or policy row; ``stored`` False gives it no id (a validation)."""
     return model(

@@ -11,16 +11,18 @@ regional agents until a retry or an administrator's purge.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TypeVar
 
 from sqlalchemy import ColumnElement, and_, delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import QueryableAttribute, Session
 
 from herd.errors import ResourceInUse
 from herd.store.models import NodeRow, TombstoneRow
-from herd.store.resources import ROW_TYPES
+from herd.store.resources import ROW_TYPES, ResourceRow
 from herd.types import ResourceType, TombstoneStatus
+
+T = TypeVar("T")
 
 
 def insert(
@@ -155,7 +157,9 @@ def list_all(session: Session, resource_type: ResourceType | None = None) -> Seq
     return session.scalars(query).all()
 
 
-def absent(resource_type: ResourceType, id_column: Any) -> ColumnElement[bool]:
+def absent(
+    resource_type: ResourceType, id_column: QueryableAttribute[T] | ColumnElement[T]
+) -> ColumnElement[bool]:
     """A WHERE clause: the row whose id is in ``id_column`` has no tombstone."""
     return ~exists().where(
         and_(TombstoneRow.resource_type == resource_type, TombstoneRow.resource_id == id_column)
@@ -190,7 +194,7 @@ def summary(session: Session) -> list[tuple[str, str, int, float]]:
 def delete_at_once(
     session: Session,
     resource_type: ResourceType,
-    row: Any,
+    row: ResourceRow,
     *,
     requested_by: str,
     now: float,

@@ -24,7 +24,7 @@ from tests.functional.engine.harness import PROJECT, Harness, running_engine
 
 from herd.store import nodes as node_store
 from herd.store.models import ActionRow, BindingRow, ClusterRow, NodeRow
-from herd.types import ActionName, ActionStatus
+from herd.types import ActionName, ActionStatus, NodeStatus
 
 DELETION = {"type": "senlin.policy.deletion", "version": "1.1", "properties": {}}
 
@@ -97,7 +97,8 @@ def _orphan(harness: Harness, profile: str) -> str:
         project=PROJECT,
         now=time.time(),
     )
-    values.update(cluster_id=None, status="INIT")
+    values["cluster_id"] = None
+    values["status"] = NodeStatus.INIT
     with harness.db.write() as session:
         node_store.insert_many(session, [values])
     created = harness.run(ActionName.NODE_CREATE, values["id"])
@@ -170,7 +171,8 @@ def _node_create(h: Harness) -> tuple[ActionName, str, dict[str, Any]]:
         project=PROJECT,
         now=time.time(),
     )
-    values.update(cluster_id=None, status="INIT")
+    values["cluster_id"] = None
+    values["status"] = NodeStatus.INIT
     with h.db.write() as session:
         node_store.insert_many(session, [values])
     return ActionName.NODE_CREATE, str(values["id"]), {}

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from herd.config import Settings
+from herd.drivers.nova.sdk import NovaConnection
 from herd.errors import DriverError
 
 T = TypeVar("T")
@@ -126,7 +127,7 @@ class NovaCloud:
         self,
         options: NovaOptions,
         *,
-        connect: Callable[..., Any] | None = None,
+        connect: Callable[..., NovaConnection] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """Hold the options; nothing is contacted until the first call.
@@ -142,7 +143,7 @@ class NovaCloud:
         self._sleep = sleep
         self._slots = threading.BoundedSemaphore(options.max_calls)
         self._lock = threading.Lock()
-        self._connections: dict[str | None, Any] = {}
+        self._connections: dict[str | None, NovaConnection] = {}
 
     @property
     def configured(self) -> bool:
@@ -151,7 +152,7 @@ class NovaCloud:
             self.options.cloud or os.environ.get("OS_CLOUD") or os.environ.get("OS_AUTH_URL")
         )
 
-    def connection(self, region: str | None = None) -> Any:
+    def connection(self, region: str | None = None) -> NovaConnection:
         """The openstacksdk connection for ``region`` (the cloud's default when None).
 
         Raises:

@@ -33,6 +33,7 @@ from herd.drivers.nova.groups import create_group, delete_group, find_group
 from herd.drivers.nova.notifications import NotificationListener
 from herd.drivers.nova.operations import NOVA_OPERATIONS, NovaOperationsMixin
 from herd.drivers.nova.resolve import Resolver
+from herd.drivers.nova.sdk import NovaConnection
 from herd.drivers.nova.servers import (
     UNHEALTHY,
     ServerFailed,
@@ -123,13 +124,13 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         if self.trusts is None:
             self.resolver.check(properties)
 
-    def node_connection(self, node_id: str, region: str | None) -> Any:
+    def node_connection(self, node_id: str, region: str | None) -> NovaConnection:
         """The connection acting for a node: its owner's trust, or the configured cloud."""
         if self.trusts is not None:
             return self.trusts.connection(node_id, region)
         return self.cloud.connection(region)
 
-    def _shared_connection(self, region: str | None, doing: str) -> Any:
+    def _shared_connection(self, region: str | None, doing: str) -> NovaConnection:
         """The configured cloud, for calls that act for no node; refused with trusts."""
         if self.trusts is not None:
             raise DriverError(
@@ -170,7 +171,9 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
             raise
         return _keep_group(request, self._settle(conn, server.id, region, "booting"))
 
-    def _settle(self, conn: Any, server_id: str, region: str | None, doing: str) -> CreatedResource:
+    def _settle(
+        self, conn: NovaConnection, server_id: str, region: str | None, doing: str
+    ) -> CreatedResource:
         """Wait for ACTIVE; on ERROR or timeout delete the server and fail with why."""
         try:
             server = wait_for(self.cloud, conn, server_id, {"ACTIVE"}, self.options.timeout, doing)
@@ -187,7 +190,9 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
             ) from None
         return CreatedResource(server.id, node_data(server, region))
 
-    def _resume(self, conn: Any, node_id: str, region: str | None) -> CreatedResource | None:
+    def _resume(
+        self, conn: NovaConnection, node_id: str, region: str | None
+    ) -> CreatedResource | None:
         """The server an earlier run of this create made (engine killed meanwhile), if any."""
         servers = find_by_tag(self.cloud, conn, node_tag(node_id))
         for extra in servers[1:]:  # never more than one server per node
@@ -200,7 +205,7 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         except DriverError:
             return None  # it failed and was deleted: boot a fresh one
 
-    def _remove_tagged(self, conn: Any, node_id: str) -> None:
+    def _remove_tagged(self, conn: NovaConnection, node_id: str) -> None:
         try:
             for server in find_by_tag(self.cloud, conn, node_tag(node_id)):
                 delete_and_wait(self.cloud, conn, server.id, self.options.timeout)
@@ -268,7 +273,8 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
             image_id = image.id if image is not None else None
         if image_id is None:
             server = get_server(self.cloud, conn, server_id)
-            image_id = node_data(server, region)["image"] if server is not None else None
+            own = node_data(server, region)["image"] if server is not None else None
+            image_id = own if isinstance(own, str) else None  # node_data's image: str or None
         if not image_id:
             raise DriverError(f"cannot REBUILD server {server_id}: it has no image to rebuild")
         extra = {"admin_password": props["admin_pass"]} if props.get("admin_pass") else {}
@@ -282,7 +288,9 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         )
         return self._active(conn, server_id, region, "rebuilding")
 
-    def _target(self, ref: ResourceRef, request: NodeRequest) -> tuple[Any, str, str | None]:
+    def _target(
+        self, ref: ResourceRef, request: NodeRequest
+    ) -> tuple[NovaConnection, str, str | None]:
         """The node's server, for an action herd takes on it (its events meanwhile are
         herd's own doing, not failures)."""
         if not ref.physical_id:
@@ -291,7 +299,9 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         region = region_of(ref.data.get("placement") or {}, request.properties)
         return self.node_connection(ref.node_id, region), ref.physical_id, region
 
-    def _active(self, conn: Any, server_id: str, region: str | None, doing: str) -> CreatedResource:
+    def _active(
+        self, conn: NovaConnection, server_id: str, region: str | None, doing: str
+    ) -> CreatedResource:
         try:
             server = wait_for(self.cloud, conn, server_id, {"ACTIVE"}, self.options.timeout, doing)
         except ServerFailed as exc:

@@ -6,10 +6,11 @@ A group lives in one region: the one the cluster's profile names
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from herd.drivers.base import ServerGroup
 from herd.drivers.nova.cloud import NovaCloud, is_not_found
+from herd.drivers.nova.sdk import NovaConnection
 
 
 class NovaServerGroup(Protocol):
@@ -31,7 +32,7 @@ def group_of(found: NovaServerGroup) -> ServerGroup:
     return ServerGroup(id=str(found.id), name=str(found.name or ""), policy=str(policy or ""))
 
 
-def find_group(cloud: NovaCloud, conn: Any, name_or_id: str) -> ServerGroup | None:
+def find_group(cloud: NovaCloud, conn: NovaConnection, name_or_id: str) -> ServerGroup | None:
     """The project's group with this id or name, or None."""
     found = cloud.call(
         "looking for the server group",
@@ -42,7 +43,7 @@ def find_group(cloud: NovaCloud, conn: Any, name_or_id: str) -> ServerGroup | No
     return group_of(found) if found is not None else None
 
 
-def create_group(cloud: NovaCloud, conn: Any, name: str, policy: str) -> ServerGroup:
+def create_group(cloud: NovaCloud, conn: NovaConnection, name: str, policy: str) -> ServerGroup:
     """Make the group (sent once: a retried create could make two)."""
     made = cloud.call_once(
         "creating the server group", conn.compute.create_server_group, name=name, policy=policy
@@ -50,7 +51,7 @@ def create_group(cloud: NovaCloud, conn: Any, name: str, policy: str) -> ServerG
     return group_of(made)
 
 
-def delete_group(cloud: NovaCloud, conn: Any, group_id: str) -> None:
+def delete_group(cloud: NovaCloud, conn: NovaConnection, group_id: str) -> None:
     """Delete the group; a 404 is success. Nova lets a group with members go: the
     servers stay, out of any group."""
     try:

@@ -19,7 +19,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,15 @@ def decode(body: object) -> Mapping[str, object] | None:
             return None
         return inner if isinstance(inner, Mapping) else None
     return body
+
+
+class KombuMessage(Protocol):
+    """What the listener uses of a kombu ``Message``."""
+
+    @property
+    def body(self) -> object: ...
+
+    def ack(self) -> None: ...
 
 
 def failure_of(body: object) -> tuple[str, str] | None:
@@ -158,7 +167,7 @@ class NotificationListener:
                     except TimeoutError:
                         continue
 
-    def _handle(self, message: Any) -> None:
+    def _handle(self, message: KombuMessage) -> None:
         try:
             found = failure_of(message.body)
             if found is not None:

@@ -15,13 +15,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from herd.drivers.nova.cloud import NovaCloud, is_not_found, nova_message
+from herd.drivers.nova.sdk import Found, NovaConnection
 from herd.drivers.nova.spec import fail
 from herd.errors import DriverError, InvalidSpec
 
 CACHE_SECONDS = 60.0
+
+T = TypeVar("T")
 
 
 class Resolver:
@@ -31,22 +34,25 @@ class Resolver:
         self.cloud = cloud
         self._clock = clock
         self._lock = threading.Lock()
-        self._cache: dict[tuple[str | None, str, str], tuple[float, Any]] = {}
+        self._cache: dict[tuple[str | None, str, str], tuple[float, object]] = {}
 
-    def _cached(self, region: str | None, kind: str, key: str, find: Callable[[], Any]) -> Any:
+    def _cached(self, region: str | None, kind: str, key: str, find: Callable[[], T]) -> T:
         now = self._clock()
         with self._lock:
             hit = self._cache.get((region, kind, key))
         if hit is not None and now - hit[0] < CACHE_SECONDS:
-            return hit[1]
+            # ``kind`` is in the key, and each kind is always found by the same function
+            return cast(T, hit[1])
         value = find()
         if value is not None:  # "not there" is asked again: someone may be making it
             with self._lock:
                 self._cache[(region, kind, key)] = (now, value)
         return value
 
-    def _find(self, region: str | None, kind: str, name_or_id: str, find: Any) -> Any:
-        def lookup() -> Any:
+    def _find(
+        self, region: str | None, kind: str, name_or_id: str, find: Callable[[str], T | None]
+    ) -> T | None:
+        def lookup() -> T | None:
             try:
                 return self.cloud.call(f"finding {kind} '{name_or_id}'", find, name_or_id)
             except Exception as exc:
@@ -58,29 +64,29 @@ class Resolver:
 
     # -- the lookups (DriverError when the cloud cannot answer) -------------------------
 
-    def flavor(self, conn: Any, region: str | None, name_or_id: str) -> Any | None:
+    def flavor(self, conn: NovaConnection, region: str | None, name_or_id: str) -> Found | None:
         return self._find(
             region, "flavor", name_or_id,
             lambda n: conn.compute.find_flavor(n, ignore_missing=True),
         )  # fmt: skip
 
-    def image(self, conn: Any, region: str | None, name_or_id: str) -> Any | None:
+    def image(self, conn: NovaConnection, region: str | None, name_or_id: str) -> Found | None:
         return self._find(
             region, "image", name_or_id, lambda n: conn.image.find_image(n, ignore_missing=True)
         )
 
-    def network(self, conn: Any, region: str | None, name_or_id: str) -> Any | None:
+    def network(self, conn: NovaConnection, region: str | None, name_or_id: str) -> Found | None:
         return self._find(
             region, "network", name_or_id,
             lambda n: conn.network.find_network(n, ignore_missing=True),
         )  # fmt: skip
 
-    def has_service(self, conn: Any, region: str | None, service: str) -> bool:
+    def has_service(self, conn: NovaConnection, region: str | None, service: str) -> bool:
         return bool(
             self._cached(region, "service", service, lambda: bool(conn.has_service(service)))
         )
 
-    def zones(self, conn: Any, region: str | None) -> set[str]:
+    def zones(self, conn: NovaConnection, region: str | None) -> set[str]:
         def listing() -> set[str]:
             zones = self.cloud.call(
                 "listing availability zones", lambda: list(conn.compute.availability_zones())
@@ -89,7 +95,7 @@ class Resolver:
 
         return set(self._cached(region, "zones", "", listing))
 
-    def default_networks(self, conn: Any, region: str | None) -> str:
+    def default_networks(self, conn: NovaConnection, region: str | None) -> str:
         """Nova's ``networks`` when the profile names none: ``auto`` where the cloud has
         networks to give, ``none`` where it has no network service or no network."""
 
@@ -106,8 +112,8 @@ class Resolver:
     # -- for a boot ----------------------------------------------------------------------
 
     def boot_ids(
-        self, conn: Any, region: str | None, props: Mapping[str, Any]
-    ) -> tuple[str, str | None, Any]:
+        self, conn: NovaConnection, region: str | None, props: Mapping[str, Any]
+    ) -> tuple[str, str | None, str | list[dict[str, str]]]:
         """(flavor id, image id, Nova's networks value) for a boot; DriverError naming
         what is missing (it may have been deleted since the profile was made)."""
         flavor = self.flavor(conn, region, props["flavor"])
@@ -121,7 +127,9 @@ class Resolver:
             image_id = image.id
         return flavor.id, image_id, self.networks(conn, region, props.get("networks") or [])
 
-    def networks(self, conn: Any, region: str | None, networks: list[dict[str, Any]]) -> Any:
+    def networks(
+        self, conn: NovaConnection, region: str | None, networks: list[dict[str, Any]]
+    ) -> str | list[dict[str, str]]:
         if not networks:
             return self.default_networks(conn, region)
         result: list[dict[str, str]] = []
@@ -157,7 +165,7 @@ class Resolver:
                 field="properties",
             ) from None
 
-    def _check(self, conn: Any, region: str | None, props: Mapping[str, Any]) -> None:
+    def _check(self, conn: NovaConnection, region: str | None, props: Mapping[str, Any]) -> None:
         if region:
             try:
                 self.cloud.call("finding the compute endpoint", conn.compute.get_endpoint)
@@ -193,7 +201,9 @@ class Resolver:
                     "'local' devices from an image or blank can be honoured",
                 )
 
-    def _check_keypair(self, conn: Any, region: str | None, key_name: str | None) -> None:
+    def _check_keypair(
+        self, conn: NovaConnection, region: str | None, key_name: str | None
+    ) -> None:
         if not key_name:
             return
         found = self._find(
@@ -204,7 +214,7 @@ class Resolver:
             raise fail("key_name", f"The specified key_name '{key_name}' could not be found.")
 
     def _check_networks(
-        self, conn: Any, region: str | None, networks: list[dict[str, Any]]
+        self, conn: NovaConnection, region: str | None, networks: list[dict[str, Any]]
     ) -> None:
         if networks and not self.has_service(conn, region, "network"):
             raise fail(

@@ -11,16 +11,18 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from herd.drivers.base import NodeRequest
 from herd.drivers.nova.cloud import NovaCloud, is_not_found, node_tag
+from herd.drivers.nova.sdk import NovaConnection
 from herd.errors import DriverError
 
 #: statuses a server settles in; any other means Nova is still working on it
 SETTLED = frozenset(
     {"ACTIVE", "SHUTOFF", "PAUSED", "SUSPENDED", "RESCUE", "VERIFY_RESIZE", "ERROR", "SHELVED"}
 )
+
 #: statuses NODE_STATUS_POLLING counts as a failed server (Senlin's list)
 UNHEALTHY = frozenset({"ERROR", "SHUTOFF", "DELETED", "SOFT_DELETED"})
 
@@ -52,8 +54,8 @@ def boot_arguments(
     flavor_id: str,
     image_id: str | None,
     owner_tag: str,
-    networks: Any,
-) -> dict[str, Any]:
+    networks: str | list[dict[str, str]],
+) -> dict[str, object]:
     """openstacksdk ``create_server`` keywords for a node (no cloud call).
 
     ``networks`` is Nova's value: a list of ``{"uuid"|"port", "fixed_ip"}`` or
@@ -61,7 +63,7 @@ def boot_arguments(
     policy) before the profile's ``availability_zone``, as Senlin did.
     """
     props = request.properties
-    kwargs: dict[str, Any] = {
+    kwargs: dict[str, object] = {
         "name": server_name(request),
         "flavor_id": flavor_id,
         "metadata": server_metadata(request, props.get("metadata") or {}),
@@ -132,7 +134,9 @@ def fault_text(server: NovaServer) -> str:
     return str(message or f"server {server.id} is in ERROR without a fault message")
 
 
-def _fault_of_error(cloud: NovaCloud, conn: Any, server: NovaServer, tries: int = 10) -> str:
+def _fault_of_error(
+    cloud: NovaCloud, conn: NovaConnection, server: NovaServer, tries: int = 10
+) -> str:
     """The fault of a server just put in ERROR. Nova's conductor saves the ERROR state a
     moment before the fault record, so a server read in between has none yet."""
     for _ in range(tries):
@@ -143,7 +147,7 @@ def _fault_of_error(cloud: NovaCloud, conn: Any, server: NovaServer, tries: int 
     return fault_text(server)
 
 
-def get_server(cloud: NovaCloud, conn: Any, server_id: str) -> NovaServer | None:
+def get_server(cloud: NovaCloud, conn: NovaConnection, server_id: str) -> NovaServer | None:
     """The server, or None when Nova says it does not exist."""
     try:
         server: NovaServer = cloud.call("reading the server", conn.compute.get_server, server_id)
@@ -156,14 +160,14 @@ def get_server(cloud: NovaCloud, conn: Any, server_id: str) -> NovaServer | None
 
 def wait_for(
     cloud: NovaCloud,
-    conn: Any,
+    conn: NovaConnection,
     server_id: str,
     statuses: Collection[str],
     timeout: float,
     doing: str,
     *,
     clock: Callable[[], float] = time.monotonic,
-) -> Any:
+) -> NovaServer:
     """Poll until the server is in one of ``statuses`` with no task running.
 
     Raises:
@@ -191,7 +195,7 @@ def wait_for(
 
 def delete_and_wait(
     cloud: NovaCloud,
-    conn: Any,
+    conn: NovaConnection,
     server_id: str,
     timeout: float,
     *,
@@ -219,7 +223,7 @@ def delete_and_wait(
         interval = min(interval * 1.5, 2.0)
 
 
-def find_by_tag(cloud: NovaCloud, conn: Any, tag: str) -> list[NovaServer]:
+def find_by_tag(cloud: NovaCloud, conn: NovaConnection, tag: str) -> list[NovaServer]:
     """Servers carrying ``tag`` (Nova filters tags itself)."""
     return list(cloud.call("listing servers", lambda: list(conn.compute.servers(tags=tag))))
 

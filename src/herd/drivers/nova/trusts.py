@@ -19,9 +19,14 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from herd.drivers.nova.sdk import NovaConnection
 from herd.errors import DriverError
+
+if TYPE_CHECKING:
+    from keystoneauth1.access import AccessInfoV3
+    from keystoneauth1.session import Session as KeystoneSession
 
 
 @dataclass(frozen=True)
@@ -96,9 +101,9 @@ class TrustedConnections:
         self.auth = auth
         self.source = source
         self._lock = threading.Lock()
-        self._connections: dict[tuple[str, str | None], Any] = {}
+        self._connections: dict[tuple[str, str | None], NovaConnection] = {}
 
-    def connection(self, node_id: str, region: str | None) -> Any:
+    def connection(self, node_id: str, region: str | None) -> NovaConnection:
         """The connection acting for ``node_id``'s owner in ``region``.
 
         Raises:
@@ -117,7 +122,7 @@ class TrustedConnections:
                 self._connections[key] = connection
         return connection
 
-    def _connect(self, trust: NodeTrust, region: str | None) -> Any:
+    def _connect(self, trust: NodeTrust, region: str | None) -> NovaConnection:
         import openstack.connection  # heavy imports, only for those who use trusts
         from keystoneauth1 import session
         from keystoneauth1.identity import v3
@@ -128,9 +133,9 @@ class TrustedConnections:
             """Keystone's refusal of the trust becomes :class:`TrustNotValid`: a 401 or
             404 from it must never look like Nova's answer (a 404 would read as "gone")."""
 
-            def get_auth_ref(self, session: Any, **kwargs: Any) -> Any:
+            def get_auth_ref(self, session: KeystoneSession) -> AccessInfoV3:
                 try:
-                    return super().get_auth_ref(session, **kwargs)
+                    return super().get_auth_ref(session)
                 except Exception as exc:
                     detail = _refusal(exc)
                     if detail is None:

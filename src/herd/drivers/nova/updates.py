@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from herd.drivers.base import CreatedResource, NodeRequest, ResourceRef
+from herd.drivers.nova.sdk import NovaConnection
 from herd.drivers.nova.servers import (
     HERD_METADATA_KEYS,
     get_server,
@@ -94,7 +95,7 @@ def update_server(
 
 
 def _resolved(
-    driver: NovaServerDriver, conn: Any, region: str | None, kind: str, name: Any
+    driver: NovaServerDriver, conn: NovaConnection, region: str | None, kind: str, name: Any
 ) -> str | None:
     if not name:
         return None
@@ -105,7 +106,7 @@ def _resolved(
     return str(found.id)
 
 
-def _resize(driver: NovaServerDriver, conn: Any, server_id: str, flavor_id: str) -> None:
+def _resize(driver: NovaServerDriver, conn: NovaConnection, server_id: str, flavor_id: str) -> None:
     cloud, compute, timeout = driver.cloud, conn.compute, driver.options.timeout
     cloud.call("resizing the server", compute.resize_server, server_id, flavor_id)
     try:
@@ -121,7 +122,7 @@ def _resize(driver: NovaServerDriver, conn: Any, server_id: str, flavor_id: str)
 
 def _update_metadata(
     driver: NovaServerDriver,
-    conn: Any,
+    conn: NovaConnection,
     server_id: str,
     request: NodeRequest,
     old: Mapping[str, Any],

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import (
     Boolean,
     Connection,
@@ -46,7 +44,7 @@ class NodeCheckRow(Base):
     backoff_until: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
-def _drop_checks_with_node(_mapper: Any, connection: Connection, target: Any) -> None:
+def _drop_checks_with_node(_mapper: object, connection: Connection, target: NodeRow) -> None:
     # A node's check record goes with the node, like its tombstone.
     connection.execute(delete(NodeCheckRow).where(NodeCheckRow.node_id == target.id))
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import (
     Connection,
     Float,
@@ -50,7 +48,11 @@ def _drop_tombstone_with(model: type[Base], resource_type: ResourceType) -> None
     not know tombstones exist.
     """
 
-    def after_delete(_mapper: Any, connection: Connection, target: Any) -> None:
+    def after_delete(
+        _mapper: object,
+        connection: Connection,
+        target: ClusterRow | NodeRow | ProfileRow | PolicyRow,
+    ) -> None:
         connection.execute(
             delete(TombstoneRow).where(
                 TombstoneRow.resource_type == resource_type,

@@ -53,7 +53,8 @@ def test_boot_arguments_carry_the_node_identity_and_the_profile() -> None:
         "cluster_node_index": "3",
     }
     assert kwargs["tags"] == ["herd-abc", "herd-node-node-1"]
-    assert base64.b64decode(kwargs["user_data"]) == b"#!/bin/sh\n"
+    user_data = kwargs["user_data"]
+    assert isinstance(user_data, str) and base64.b64decode(user_data) == b"#!/bin/sh\n"
     assert kwargs["security_groups"] == [{"name": "web"}]
     assert kwargs["key_name"] == "k" and kwargs["admin_password"] == "pw"
     assert kwargs["config_drive"] is True and kwargs["disk_config"] == "AUTO"

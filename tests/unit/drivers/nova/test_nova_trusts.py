@@ -14,10 +14,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from openstack.connection import Connection
 
 from herd.drivers.base import NodeRequest, ResourceRef
 from herd.drivers.nova.cloud import NovaCloud, NovaOptions
 from herd.drivers.nova.driver import NovaServerDriver
+from herd.drivers.nova.sdk import NovaConnection
 from herd.drivers.nova.trusts import (
     NodeTrust,
     TrustAuth,
@@ -112,6 +114,7 @@ def test_keystone_refusing_the_trust_is_the_clear_reason_never_a_retry(keystone:
     try:
         conn = connections.connection("n1", "RegionOne")
         assert connections.connection("n1", "RegionOne") is conn  # one per trust and region
+        assert isinstance(conn, Connection)  # openstacksdk's own, with its session
         with pytest.raises(TrustNotValid) as caught:
             conn.session.get_token()
     finally:
@@ -146,7 +149,7 @@ def test_a_refused_trust_fails_the_create_through_the_driver(keystone: str) -> N
 
 
 def test_with_trusts_nothing_uses_the_configured_cloud(tmp_path: Path) -> None:
-    def connect(**kwargs: object) -> object:
+    def connect(**kwargs: object) -> NovaConnection:
         raise AssertionError(f"the clouds.yaml cloud was used: {kwargs}")
 
     options = NovaOptions(cloud="somewhere")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from collections.abc import Mapping
 
 import sqlalchemy as sa
 from alembic import op
@@ -29,10 +29,10 @@ depends_on = None
 _WEBHOOKS = "/v1/webhooks/"
 
 
-def _base_of(channel: Any) -> str:
+def _base_of(channel: object) -> str:
     if isinstance(channel, str):
         channel = json.loads(channel or "{}")
-    url = str((channel or {}).get("alarm_url", ""))
+    url = str(channel.get("alarm_url", "")) if isinstance(channel, Mapping) else ""
     return url.split(_WEBHOOKS, 1)[0] if _WEBHOOKS in url else ""
 
 
