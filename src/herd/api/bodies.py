@@ -70,12 +70,12 @@ def json_body(
 ) -> Any:
     """The dependency that gives a route its body as ``model`` (see the module docstring).
 
-    Returns ``Depends(...)``, typed ``Any`` as FastAPI's own ``Depends`` is, so that it can
+    Returns ``Depends(...)``, typed as FastAPI's own ``Depends`` is, so that it can
     stand as a parameter's default as well as in ``Annotated``.
     """
     rules = BodyRules(envelope, request_object, since, dict(ignore_below or {}), context)
 
-    async def parse(ctx: Context, services: ServicesDep, body: Any = Body(None)) -> Model:
+    async def parse(ctx: Context, services: ServicesDep, body: object = Body(None)) -> Model:
         # async: the parse is short, a hop to the thread pool would cost more than it
         if rules.since is not None:
             require(ctx.version, rules.since)
@@ -98,9 +98,8 @@ def raw_body(
 ) -> Any:
     """The decoded JSON body, documented as ``model`` (see the module docstring)."""
 
-    async def read(body: Any = Body(None)) -> object:
-        decoded: object = body
-        return decoded
+    async def read(body: object = Body(None)) -> object:
+        return body
 
     setattr(read, DOC_ATTRIBUTE, BodyDoc(model, envelope, required))
     return Depends(read)

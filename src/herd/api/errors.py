@@ -7,8 +7,7 @@ class gets its parent's status unless it has its own entry.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -97,7 +96,7 @@ def error_response(
     )
 
 
-def _field_name(location: tuple[Any, ...]) -> str:
+def _field_name(location: tuple[object, ...]) -> str:
     parts = [str(p) for p in location if p not in ("body", "query", "path", "header")]
     return ".".join(parts) or "body"
 
@@ -144,7 +143,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(status, message, title.replace(" ", ""), headers)
 
 
-def _route_methods(routes: Any) -> Iterator[tuple[str, set[str]]]:
+def _route_methods(routes: Iterable[object]) -> Iterator[tuple[str, set[str]]]:
     for route in routes:
         # FastAPI >= 0.160 keeps an included router's routes behind one object.
         contexts = getattr(route, "effective_route_contexts", None)

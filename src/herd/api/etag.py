@@ -12,7 +12,6 @@ herd's addition: Senlin sends no ETag (docs/api.md).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -56,7 +55,7 @@ class ConditionalGetMiddleware:
             await self.app(scope, receive, send)
             return
         if_none_match = _header(scope, b"if-none-match")
-        start: dict[str, Any] | None = None
+        start: Message | None = None
         chunks: list[bytes] = []
         passing = False
 
@@ -85,9 +84,7 @@ class ConditionalGetMiddleware:
         await self.app(scope, receive, buffered)
 
 
-async def _answer(
-    start: dict[str, Any], body: bytes, if_none_match: str | None, send: Send
-) -> None:
+async def _answer(start: Message, body: bytes, if_none_match: str | None, send: Send) -> None:
     tag = entity_tag(body)
     headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
     headers.append((b"etag", tag.encode("latin-1")))

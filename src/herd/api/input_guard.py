@@ -17,10 +17,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import Request
 
@@ -31,7 +30,7 @@ NUL = "\x00"
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _problem(value: Any) -> str | None:
+def _problem(value: object) -> str | None:
     if isinstance(value, str) and NUL in value:
         return "NUL characters (\\u0000) are not allowed"
     if isinstance(value, str) and SURROGATE.search(value) is not None:
@@ -69,7 +68,7 @@ METADATA_LIMITS: ContextVar[MetadataLimits | None] = ContextVar(
 DEFAULT_METADATA_LIMITS = MetadataLimits()
 
 
-def _metadata_problems(metadata: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
+def _metadata_problems(metadata: Mapping[object, object], path: str) -> Iterator[tuple[str, str]]:
     limits = METADATA_LIMITS.get() or DEFAULT_METADATA_LIMITS
     if len(metadata) > limits.keys:
         yield path, f"more than {limits.keys} keys (max_metadata_keys)"
@@ -93,7 +92,7 @@ def _metadata_problems(metadata: dict[str, Any], path: str) -> Iterator[tuple[st
             return
 
 
-def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
+def _walk(value: object, path: str) -> Iterator[tuple[str, str]]:
     problem = _problem(value)
     if problem is not None:
         yield path, problem
@@ -113,7 +112,7 @@ def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _walk(item, f"{path}[{index}]" if path else f"[{index}]")
 
 
-def check_json(value: Any, where: str = "") -> None:
+def check_json(value: object, where: str = "") -> None:
     """Raise InvalidRequest for the first value of a decoded body no store can hold."""
     for path, problem in _walk(value, where):
         raise InvalidRequest(f"Invalid value for '{path or 'body'}': {problem}.", field=path)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 import orjson
 from starlette.background import BackgroundTask
 from starlette.responses import Response
 
 
-def dumps(content: Any) -> bytes:
+def dumps(content: object) -> bytes:
     """``content`` as compact UTF-8 JSON, as Starlette's JSONResponse writes it."""
     try:
         return orjson.dumps(content)
@@ -36,12 +35,12 @@ class JSONBody(Response):
 
     def __init__(
         self,
-        content: Any,
+        content: object,
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
         background: BackgroundTask | None = None,
     ) -> None:
         super().__init__(content, status_code, headers, self.media_type, background)
 
-    def render(self, content: Any) -> bytes:
+    def render(self, content: object) -> bytes:
         return dumps(content)

@@ -17,12 +17,15 @@ only source (no ``/etc`` file is read, the global ``cfg.CONF`` is left alone).
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from herd.config import Settings
 from herd.errors import ServiceUnavailable, Unauthorized
+
+if TYPE_CHECKING:
+    from oslo_config.cfg import ConfigOpts
 
 GROUP = "keystone_authtoken"
 UNAUTHORIZED = "The request you have made requires authentication."
@@ -41,7 +44,7 @@ class Identity:
     project_name: str | None = None
 
 
-def _config(settings: Settings) -> Any:
+def _config(settings: Settings) -> ConfigOpts:
     from keystoneauth1 import loading
     from oslo_config import cfg
 
@@ -71,7 +74,7 @@ class KeystoneTokens:
         # Settings refused auth 'keystone' without its URL and password (config.py).
         from keystonemiddleware import auth_token
 
-        options: dict[str, Any] = {
+        options: dict[str, object] = {
             "oslo_config_config": _config(settings),
             "delay_auth_decision": True,
             "www_authenticate_uri": settings.keystone_auth_url,
@@ -136,7 +139,7 @@ class KeystoneAuth:
         """
         from herd.api.policy import rule_name
 
-        credentials = {
+        credentials: dict[str, object] = {
             "roles": list(identity.roles),
             "user_id": identity.user,
             "project_id": identity.project,
@@ -186,7 +189,7 @@ def _environ(token: str) -> dict[str, Any]:
     }
 
 
-def _accept(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+def _accept(environ: dict[str, object], start_response: Callable[..., object]) -> list[bytes]:
     """The app behind the middleware: the identity headers are read from ``environ``."""
     start_response("204 No Content", [])
     return []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -123,7 +122,7 @@ class MicroversionMiddleware:
 
         async def send_with_version(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers: list[Any] = list(message.get("headers", []))
+                headers: list[tuple[bytes, bytes]] = list(message.get("headers", []))
                 headers.extend(_response_headers(version))
                 message = {**message, "headers": headers}
             await send(message)

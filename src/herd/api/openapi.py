@@ -25,7 +25,7 @@ from herd.api.schemas.base import all_request_models
 REF_TEMPLATE = "#/components/schemas/{model}"
 ERROR_REF = {"$ref": "#/components/schemas/SenlinError"}
 #: Senlin's error body (api/errors.py), which every 4xx and 5xx answer carries
-ERROR_SCHEMA: dict[str, Any] = {
+ERROR_SCHEMA: dict[str, object] = {
     "type": "object",
     "required": ["code", "title", "explanation", "error"],
     "properties": {
@@ -51,11 +51,11 @@ ERRORS = {
 }
 BODY_METHODS = ("post", "put", "patch")
 #: ``responses=`` of routes that answer 202 with no body, only a ``Location`` (Senlin's deletes)
-ACCEPTED_WITHOUT_BODY: dict[int | str, dict[str, Any]] = {
+ACCEPTED_WITHOUT_BODY: dict[int | str, dict[str, object]] = {
     202: {"description": "Accepted: the action is at the Location header; no body."},
 }
 #: and of deletes, which answer 204 when the resource is already being deleted
-DELETE_ACCEPTED: dict[int | str, dict[str, Any]] = {
+DELETE_ACCEPTED: dict[int | str, dict[str, object]] = {
     **ACCEPTED_WITHOUT_BODY,
     204: {"description": "Already being deleted: nothing new was started."},
 }
@@ -72,7 +72,7 @@ def answers(
     many: bool = False,
     status: int = 200,
     description: str = "OK",
-) -> dict[int | str, dict[str, Any]]:
+) -> dict[int | str, dict[str, object]]:
     """``responses=`` of a route answering ``{key: view}`` (``{key: [view, ...]}`` if ``many``,
     ``view`` itself if ``key`` is None).
 
@@ -80,7 +80,7 @@ def answers(
     type when ``/openapi.json`` is built, and nothing checks answers at run time.
     """
     RESPONSE_VIEWS[view.__name__] = view
-    item: dict[str, Any] = {"$ref": REF_TEMPLATE.format(model=view.__name__)}
+    item: dict[str, object] = {"$ref": REF_TEMPLATE.format(model=view.__name__)}
     value = {"type": "array", "items": item} if many else item
     schema = value
     if key is not None:
@@ -92,7 +92,7 @@ def answers(
 
 def response_schemas() -> dict[str, object]:
     """JSON schemas of the views named by :func:`answers`, keyed by type name."""
-    schemas: dict[str, Any] = {}
+    schemas: dict[str, object] = {}
     for name, view in sorted(RESPONSE_VIEWS.items()):
         schema = TypeAdapter(view).json_schema(ref_template=REF_TEMPLATE)
         for nested, nested_schema in schema.pop("$defs", {}).items():
@@ -135,7 +135,7 @@ def document_errors(document: dict[str, Any]) -> None:
 
 def request_body(doc: BodyDoc) -> dict[str, object]:
     """The ``requestBody`` of an operation whose body is ``doc.model`` (maybe wrapped)."""
-    schema: dict[str, Any] = {"$ref": REF_TEMPLATE.format(model=doc.model.__name__)}
+    schema: dict[str, object] = {"$ref": REF_TEMPLATE.format(model=doc.model.__name__)}
     if doc.envelope is not None:
         schema = {
             "type": "object",
@@ -193,7 +193,7 @@ def document_bodies(app: FastAPI, document: dict[str, Any]) -> None:
 
 def request_schemas() -> dict[str, object]:
     """JSON schemas of every request model, keyed by model name, nested ones included."""
-    schemas: dict[str, Any] = {}
+    schemas: dict[str, object] = {}
     for model in all_request_models():
         schema = model.model_json_schema(ref_template=REF_TEMPLATE)
         for name, nested in schema.pop("$defs", {}).items():

@@ -20,6 +20,7 @@ from herd.store import paging
 from herd.store.database import Session
 from herd.store.listing import Query
 from herd.store.lookup import Scope
+from herd.store.models import Base
 from herd.store.paging import Column
 
 
@@ -29,7 +30,7 @@ def one_of(values: Iterable[str]) -> Callable[[str], bool]:
     return allowed.__contains__
 
 
-def invalid_value(name: str, value: Any) -> InvalidRequest:
+def invalid_value(name: str, value: object) -> InvalidRequest:
     return InvalidRequest(f"Invalid value '{value}' specified for '{name}'", field=name)
 
 
@@ -45,7 +46,7 @@ def parse_bool(name: str, value: str) -> bool:
 class ListSpec:
     """What one resource's list accepts."""
 
-    model: Any
+    model: type[Base]
     sort_keys: Mapping[str, Column]
     default_sort: Sequence[str]
     filters: Mapping[str, Column] = field(default_factory=dict)
@@ -65,7 +66,7 @@ class ListParams:
     limit: int | None = None
     marker: str | None = None
     sort: list[tuple[str, bool]] = field(default_factory=list)  # (key, descending)
-    filters: dict[str, list[Any]] = field(default_factory=dict)
+    filters: dict[str, Sequence[object]] = field(default_factory=dict)
     global_project: bool = False
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -83,7 +84,7 @@ def openapi_parameters(spec: ListSpec) -> dict[str, object]:
     keys = "|".join(sorted(spec.sort_keys))
     sort_item = f"({keys})(:(asc|desc))?"
 
-    def query(name: str, schema: dict[str, Any], description: str) -> dict[str, object]:
+    def query(name: str, schema: dict[str, object], description: str) -> dict[str, object]:
         return {
             "name": name,
             "in": "query",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from herd.errors import Forbidden
 
@@ -141,11 +140,11 @@ class PolicyEnforcer:
         """Every rule in force, by name (the defaults with the operator's changes)."""
         return {name: str(rule) for name, rule in self._enforcer.rules.items()}
 
-    def allowed(self, rule: str, credentials: dict[str, Any]) -> bool:
+    def allowed(self, rule: str, credentials: dict[str, object]) -> bool:
         target = {"project_id": credentials.get("project_id")}
         return bool(self._enforcer.enforce(rule, target, credentials, do_raise=False))
 
-    def authorize(self, rule: str, credentials: dict[str, Any]) -> None:
+    def authorize(self, rule: str, credentials: dict[str, object]) -> None:
         """Raises:
         Forbidden: the rule refuses these credentials (Senlin's text).
         """

@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 import re
 import uuid
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -57,7 +56,7 @@ class RequestIdMiddleware:
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers: list[Any] = [
+                headers: list[tuple[bytes, bytes]] = [
                     (k, v) for k, v in message.get("headers", []) if k.lower() not in _NAMES
                 ]
                 message = {**message, "headers": headers + echoed}

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from herd.config import Settings
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 #: the environment variable that hands the parent's settings to ``--workers`` processes
 WORKER_SETTINGS = "_HERD_WORKER_SETTINGS"
@@ -124,7 +127,7 @@ def serve_workers(settings: Settings) -> None:
         database.dispose()
 
 
-def worker_app() -> Any:
+def worker_app() -> FastAPI:
     """The app of one ``--workers`` process (uvicorn's factory): the API, no engine."""
     from herd.api.app import create_app
     from herd.observability import logs

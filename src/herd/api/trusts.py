@@ -13,7 +13,7 @@ anything is stored, so a refused trust leaves nothing behind. Its id is never sh
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Mapping
 
 import httpx
 
@@ -122,7 +122,9 @@ class TrustMaker:
             raise ServiceUnavailable(f"Keystone could not be asked for a trust: {exc}") from None
         return answer.status_code != 404
 
-    def _post(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
+    def _post(
+        self, path: str, body: Mapping[str, object], headers: dict[str, str]
+    ) -> httpx.Response:
         try:
             return httpx.post(self.auth_url + path, json=body, headers=headers, timeout=TIMEOUT)
         except httpx.HTTPError as exc:

@@ -215,6 +215,14 @@ def test_policy_yaml_spec_and_errors(client: TestClient) -> None:
     assert_error(r, 400, "The 'type' key is missing from the provided spec map.")
 
 
+def test_policy_spec_that_is_no_map_is_400(client: TestClient) -> None:
+    # A list, a number or true is no spec: the registry's own text, naming the spec.
+    for spec in ([DELETION_SPEC], 7, True):
+        r = client.post("/v1/policies", json={"policy": {"name": "n", "spec": spec}})
+        assert_error(r, 400, "The provided spec is not a map.")
+        assert r.json()["error"]["type"] == "InvalidSpec"
+
+
 def test_policy_validate(client: TestClient) -> None:
     r = client.post(
         "/v1/policies/validate", json={"policy": {"spec": DELETION_SPEC}}, headers=mv("1.2")

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from herd.api.services.group_commit import GroupCommitter
+from herd.api.services.group_commit import GroupCommitter, Work
 from herd.errors import NotFound
 from herd.store.database import Database
 
@@ -40,7 +40,7 @@ def stored(database: Database) -> list[str]:
         return sorted(session.execute(text("SELECT name FROM marks")).scalars())
 
 
-async def submit_all(committer: GroupCommitter, works: list[Any]) -> list[Any]:
+async def submit_all(committer: GroupCommitter[Work], works: list[Work]) -> list[object]:
     return await asyncio.gather(*(committer.submit(w) for w in works), return_exceptions=True)
 
 
@@ -48,7 +48,7 @@ async def submit_all(committer: GroupCommitter, works: list[Any]) -> list[Any]:
 def test_queued_calls_share_one_transaction_and_keep_their_own_refusals(
     database: Database, threads: bool
 ) -> None:
-    committer = GroupCommitter(database, threads=threads)
+    committer: GroupCommitter[Work] = GroupCommitter(database, threads=threads)
     works = [insert(f"n{i}", NotFound("node", f"n{i}") if i % 3 == 0 else None) for i in range(10)]
     answers = asyncio.run(submit_all(committer, works))
     for i, answer in enumerate(answers):
@@ -62,7 +62,7 @@ def test_queued_calls_share_one_transaction_and_keep_their_own_refusals(
 
 
 def test_a_failed_batch_is_written_again_call_by_call(database: Database) -> None:
-    committer = GroupCommitter(database)
+    committer: GroupCommitter[Work] = GroupCommitter(database)
     works = [insert(f"n{i}", RuntimeError("boom") if i == 2 else None) for i in range(5)]
     answers = asyncio.run(submit_all(committer, works))
     assert isinstance(answers[2], RuntimeError)
@@ -71,7 +71,7 @@ def test_a_failed_batch_is_written_again_call_by_call(database: Database) -> Non
 
 
 def test_batches_never_exceed_the_limit(database: Database) -> None:
-    committer = GroupCommitter(database, max_batch=4)
+    committer: GroupCommitter[Work] = GroupCommitter(database, max_batch=4)
     answers = asyncio.run(submit_all(committer, [insert(f"n{i}") for i in range(10)]))
     assert answers == [f"n{i}" for i in range(10)]
     assert max(committer.batch_sizes) == 4

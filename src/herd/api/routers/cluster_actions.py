@@ -33,5 +33,5 @@ def post_cluster_action(
     if isinstance(outcome, dict):
         if "action" not in outcome or "victims" in outcome or "deadline" in outcome:
             return JSONResponse(outcome, status_code=200)
-        return JSONResponse(outcome, status_code=202, headers=location(outcome["action"]))
+        return JSONResponse(outcome, status_code=202, headers=location(str(outcome["action"])))
     return JSONResponse({"action": outcome.id}, status_code=202, headers=location(outcome.id))

@@ -35,7 +35,9 @@ async def mark_unhealthy(
     services: Services = request.app.state.herd
     ctx = await user_context(request)
     parsed = parse_body(MarkUnhealthy, body)
-    result: MarkResult = await committer(services).submit(Mark(ctx, cluster_id, node_id, parsed))
+    result = await committer(services).submit(Mark(ctx, cluster_id, node_id, parsed))
+    if not isinstance(result, MarkResult):  # mark_members answers each mark with one
+        raise TypeError(f"a mark was answered with {result!r}")
     if parsed.mark_unhealthy and result.changed:
         services.metrics.health_detected("application")
     view = node_view_from_values(result.values, ctx.version)

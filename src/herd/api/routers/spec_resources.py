@@ -19,7 +19,7 @@ from herd.api.deps import ServicesDep
 from herd.api.openapi import answers
 from herd.api.schemas.specs import SpecValidate
 from herd.api.services import spec_resources as service
-from herd.api.services.spec_resources import SpecKind
+from herd.api.services.spec_resources import CreateRequest, SpecKind
 
 #: the TypedDict of the kind's view (herd.api.view_models)
 View = TypeVar("View", bound=Mapping[str, object])
@@ -61,7 +61,7 @@ def spec_router(
     update_body = json_body(spec.update_request, envelope=kind)
 
     def create(
-        services: ServicesDep, ctx: Context, request: Any = create_body
+        services: ServicesDep, ctx: Context, request: CreateRequest = create_body
     ) -> dict[str, object]:
         # validated before the transaction: a Nova profile's check asks the cloud
         parsed = spec.parse_spec(services, request.spec)
@@ -80,7 +80,7 @@ def spec_router(
             return {kind: for_caller(ctx, view(service.find_visible(session, ctx, spec, ident)))}
 
     def update(
-        services: ServicesDep, ctx: Context, ident: str = identity, request: Any = update_body
+        services: ServicesDep, ctx: Context, ident: str = identity, request: object = update_body
     ) -> dict[str, object]:
         with services.database.write() as session:
             row = service.update(session, services, ctx, spec, ident, request)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from fastapi import APIRouter
 
@@ -17,7 +17,7 @@ router = APIRouter(prefix="/v1", tags=["types"])
 V1_5 = APIVersion(1, 5)
 
 
-def _summary(entry: dict[str, Any], ctx: RequestContext) -> dict[str, object]:
+def _summary(entry: Mapping[str, object], ctx: RequestContext) -> dict[str, object]:
     # Before 1.5 Senlin lists only the names.
     if ctx.version < V1_5:
         return {"name": entry["name"]}

@@ -15,7 +15,7 @@ publishes the models in ``/openapi.json`` from those dependencies.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -179,7 +179,7 @@ Identity = Annotated[str, senlin_str(required=True)]
 OptionalIdentity = Annotated[str | None, senlin_str()]
 
 
-def _to_map(value: object, info: ValidationInfo) -> dict[str, Any] | None:
+def _to_map(value: object, info: ValidationInfo) -> dict[str, object] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):
@@ -188,7 +188,7 @@ def _to_map(value: object, info: ValidationInfo) -> dict[str, Any] | None:
 
 
 #: a free-form JSON object (metadata, config, params)
-JsonMap = Annotated[dict[str, Any] | None, BeforeValidator(_to_map)]
+JsonMap = Annotated[dict[str, object] | None, BeforeValidator(_to_map)]
 
 
 def identity_list(*, unique: bool = True, required: bool = True) -> BeforeValidator:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator, ValidationInfo
 
@@ -23,7 +23,7 @@ from herd.domain.values import bool_error, parse_bool
 Role = Annotated[str | None, senlin_str(max_length=64)]
 
 
-def _node_metadata(value: object, info: ValidationInfo) -> dict[str, Any] | None:
+def _node_metadata(value: object, info: ValidationInfo) -> dict[str, object] | None:
     """A JSON map whose keys herd reads itself (``protected``, ``deletion_cost``) are checked.
 
     The victim ranking reads these two keys; a value it cannot read would silently mean
@@ -47,7 +47,7 @@ def _node_metadata(value: object, info: ValidationInfo) -> dict[str, Any] | None
     return {str(key): item for key, item in value.items()}
 
 
-NodeMetadata = Annotated[dict[str, Any] | None, BeforeValidator(_node_metadata)]
+NodeMetadata = Annotated[dict[str, object] | None, BeforeValidator(_node_metadata)]
 
 
 class NodeCreate(RequestModel):

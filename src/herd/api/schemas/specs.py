@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -18,7 +18,7 @@ class ProfileCreate(RequestModel):
     """``POST /v1/profiles`` ``{"profile": {...}}``."""
 
     name: Name
-    spec: Any = Field(default=None, description=SPEC_DESCRIPTION)
+    spec: object = Field(default=None, description=SPEC_DESCRIPTION)
     metadata: JsonMap = None
 
 
@@ -32,14 +32,14 @@ class ProfileUpdate(RequestModel):
 class SpecValidate(RequestModel):
     """``POST /v1/profiles/validate`` and ``/v1/policies/validate`` (1.2)."""
 
-    spec: Any = Field(default=None, description=SPEC_DESCRIPTION)
+    spec: object = Field(default=None, description=SPEC_DESCRIPTION)
 
 
 class PolicyCreate(RequestModel):
     """``POST /v1/policies`` ``{"policy": {...}}``."""
 
     name: Name
-    spec: Any = Field(default=None, description=SPEC_DESCRIPTION)
+    spec: object = Field(default=None, description=SPEC_DESCRIPTION)
 
 
 class PolicyUpdate(RequestModel):

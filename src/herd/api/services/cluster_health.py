@@ -8,8 +8,6 @@ and back-off.
 
 from __future__ import annotations
 
-from typing import Any
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.services import deletions
@@ -26,7 +24,7 @@ from herd.types import ActionStatus, ResourceType
 
 
 def _policy(services: Services, binding: HealthBinding) -> dict[str, object]:
-    body: dict[str, Any] = {
+    body: dict[str, object] = {
         "id": binding.policy_id,
         "name": binding.policy_name,
         "enabled": binding.enabled,
@@ -96,7 +94,7 @@ def cluster_health(
         nodes = [node]
     checks = node_checks.load(session, [node.id for node in nodes])
     now = services.now()
-    members: list[dict[str, Any]] = []
+    members: list[dict[str, object]] = []
     for node in nodes:
         check = checks.get(node.id)
         backoff = check.backoff_until if check is not None else None

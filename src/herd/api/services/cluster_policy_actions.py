@@ -7,8 +7,6 @@ action key to its handler).
 
 from __future__ import annotations
 
-from typing import Any
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.schemas.base import parse_body
@@ -42,7 +40,7 @@ def _binding(session: Session, cluster: ClusterRow, policy: PolicyRow) -> Bindin
 
 def policy_attach(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
-) -> tuple[ActionName, dict[str, Any]]:
+) -> tuple[ActionName, dict[str, object]]:
     params = parse_body(PolicyAttachParams, raw, label="policy_attach")
     policy = _policy(session, cluster, params.policy_id)
     enabled = True if params.enabled is None else params.enabled
@@ -62,7 +60,7 @@ def _require_binding(
 
 def policy_detach(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
-) -> tuple[ActionName, dict[str, Any]]:
+) -> tuple[ActionName, dict[str, object]]:
     params = parse_body(PolicyDetachParams, raw, label="policy_detach")
     policy = _policy(session, cluster, params.policy_id)
     _require_binding(session, cluster, policy, params.policy_id)
@@ -71,11 +69,11 @@ def policy_detach(
 
 def policy_update(
     session: Session, services: Services, ctx: RequestContext, cluster: ClusterRow, raw: object
-) -> tuple[ActionName, dict[str, Any]]:
+) -> tuple[ActionName, dict[str, object]]:
     params = parse_body(PolicyUpdateParams, raw, label="policy_update")
     policy = _policy(session, cluster, params.policy_id)
     _require_binding(session, cluster, policy, params.policy_id)
-    inputs: dict[str, Any] = {"policy_id": policy.id}
+    inputs: dict[str, object] = {"policy_id": policy.id}
     if params.enabled is not None:
         inputs["enabled"] = params.enabled
     return ActionName.CLUSTER_UPDATE_POLICY, inputs

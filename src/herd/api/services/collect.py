@@ -9,8 +9,7 @@ included only when the path mentions ``details``, as Senlin does.
 
 from __future__ import annotations
 
-from typing import Any
-
+from jsonpath_ng.jsonpath import JSONPath
 from jsonpath_ng.parser import parse as parse_jsonpath
 
 from herd.api.auth import RequestContext
@@ -25,7 +24,7 @@ from herd.store.models import ClusterRow
 from herd.types import ResourceType
 
 
-def _parser(path: str) -> Any:
+def _parser(path: str) -> JSONPath:
     try:
         return parse_jsonpath(path)
     except Exception as exc:  # jsonpath_ng raises plain Exception subclasses for bad paths

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -23,7 +23,7 @@ LOCK_BYPASS = frozenset(
 )
 
 
-def reject_unknown(data: Mapping[str, Any], allowed: Iterable[str]) -> None:
+def reject_unknown(data: Mapping[str, object], allowed: Iterable[str]) -> None:
     extra = sorted(set(data) - set(allowed))
     if extra:
         names = ", ".join(f"'{name}'" for name in extra)
@@ -53,7 +53,9 @@ def find_referenced(
     return row
 
 
-def changed_inputs(requested: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, object]:
+def changed_inputs(
+    requested: Mapping[str, object], current: Mapping[str, object]
+) -> dict[str, object]:
     """The requested values that are given (not None) and differ from the current ones."""
     return {
         name: value
@@ -63,7 +65,7 @@ def changed_inputs(requested: Mapping[str, Any], current: Mapping[str, Any]) -> 
 
 
 def profile_change(
-    session: Session, project: str, current_id: str, requested: Any, owner: ResourceType
+    session: Session, project: str, current_id: str, requested: object, owner: ResourceType
 ) -> str | None:
     """The profile an update of a cluster or node asks for; None when it is the current one.
 
@@ -94,7 +96,7 @@ def refuse_if_deleting(session: Session, kind: ResourceType, ids: Iterable[str |
         )
 
 
-def _referenced_ids(inputs: Mapping[str, Any]) -> dict[ResourceType, list[str]]:
+def _referenced_ids(inputs: Mapping[str, object]) -> dict[ResourceType, list[str]]:
     """Resources an action's inputs name (policy to attach, nodes to add or swap, profile)."""
     nodes: list[str] = []
     for key in ("nodes", "candidates"):
@@ -145,7 +147,7 @@ def submit(
     target: str,
     cluster_id: str | None,
     project: str,
-    inputs: dict[str, Any] | None = None,
+    inputs: dict[str, object] | None = None,
     timeout: int | None = None,
     check: bool = True,
 ) -> ActionRow:

@@ -11,7 +11,6 @@ see the resource with status DELETING, and a repeated DELETE starts nothing
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -212,7 +211,7 @@ def purge(
     resource_type: str,
     resource_id: str,
     force: str | None,
-) -> tuple[dict[str, Any], ActionRow]:
+) -> tuple[dict[str, object], ActionRow]:
     """Hand a stuck deletion to a DELETION_PURGE action; return its view and the action."""
     require_admin(ctx)
     if resource_type not in ROW_TYPES:

@@ -22,7 +22,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 
@@ -33,21 +33,20 @@ log = logging.getLogger("herd.api.group_commit")
 
 MAX_BATCH = 64
 
-Work = Callable[[Session], Any]
+Work = Callable[[Session], object]
+#: what a call hands the committer: a ``Work``, or an item for its ``batch`` function
+Item = TypeVar("Item")
 
 
 @dataclass(slots=True)
 class Outcome:
     """One call's answer: its value, or the exception its caller gets."""
 
-    value: Any = None
+    value: object = None
     error: BaseException | None = None
 
 
-Batch = Callable[[Session, list[Any]], list[Outcome]]
-
-
-class GroupCommitter:
+class GroupCommitter(Generic[Item]):
     """Batches ``work(session)`` calls of one process into shared write transactions."""
 
     def __init__(
@@ -57,7 +56,7 @@ class GroupCommitter:
         *,
         savepoints: bool = True,
         threads: bool = False,
-        batch: Batch | None = None,
+        batch: Callable[[Session, list[Item]], list[Outcome]] | None = None,
     ) -> None:
         """``savepoints=False`` is for work that raises ``HerdError`` only before it writes
         anything: a refusal then leaves nothing to undo, and each call saves two statements.
@@ -68,17 +67,17 @@ class GroupCommitter:
         self.max_batch = max_batch
         self.savepoints = savepoints
         self.threads = threads
-        self._queue: list[tuple[Any, asyncio.Future[Any]]] = []
+        self._queue: list[tuple[Item, asyncio.Future[object]]] = []
         self._draining = False
         #: how many batches of each size were written (tests and the benchmark read it)
         self.batch_sizes: Counter[int] = Counter()
 
-    async def submit(self, work: Any) -> Any:
+    async def submit(self, work: Item) -> object:
         """Run ``work`` in a shared transaction; its result, or its own exception.
 
         ``work`` is a ``work(session)`` callable, or an item for the committer's ``batch``.
         """
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         self._queue.append((work, future))
         if not self._draining:
             self._draining = True
@@ -112,7 +111,7 @@ class GroupCommitter:
         finally:
             self._draining = False
 
-    def _write(self, works: list[Any]) -> list[Outcome]:
+    def _write(self, works: list[Item]) -> list[Outcome]:
         self.batch_sizes[len(works)] += 1
         if len(works) > 1:
             try:
@@ -121,7 +120,7 @@ class GroupCommitter:
                 log.warning("a batch of %d writes failed; writing each alone", len(works))
         return [self._alone(work) for work in works]
 
-    def _together(self, works: list[Any]) -> list[Outcome]:
+    def _together(self, works: list[Item]) -> list[Outcome]:
         outcomes: list[Outcome] = []
         with self.database.write() as session:
             if self.batch is not None:
@@ -129,7 +128,7 @@ class GroupCommitter:
             for work in works:
                 savepoint = session.begin_nested() if self.savepoints else None
                 try:
-                    value = work(session)
+                    value = _run(work, session)
                 except HerdError as exc:
                     # The caller's own refusal (404, 409): undo its statements only.
                     if savepoint is not None:
@@ -141,11 +140,19 @@ class GroupCommitter:
                 outcomes.append(Outcome(value=value))
         return outcomes
 
-    def _alone(self, work: Any) -> Outcome:
+    def _alone(self, work: Item) -> Outcome:
         try:
             with self.database.write() as session:
                 if self.batch is not None:
                     return self.batch(session, [work])[0]
-                return Outcome(value=work(session))
+                return Outcome(value=_run(work, session))
         except Exception as exc:
             return Outcome(error=exc)
+
+
+def _run(work: object, session: Session) -> object:
+    """``work(session)``: without a ``batch`` function every item is a :data:`Work`."""
+    if not callable(work):
+        raise TypeError(f"a committer without a batch function runs callables, not {work!r}")
+    result: object = work(session)
+    return result

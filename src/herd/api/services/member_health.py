@@ -56,7 +56,7 @@ class MarkResult:
     message: str
 
 
-def committer(services: Services) -> GroupCommitter:
+def committer(services: Services) -> GroupCommitter[Mark]:
     """This app's group committer for marks (made on first use)."""
     found = services.extra.get(COMMITTER)
     if not isinstance(found, GroupCommitter):

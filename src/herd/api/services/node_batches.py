@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from collections.abc import Sequence
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -40,13 +40,13 @@ class NodeReadBatcher:
 
     def __init__(self, services: Services) -> None:
         self.services = services
-        self._queue: list[tuple[str, asyncio.Future[Any]]] = []
+        self._queue: list[tuple[str, asyncio.Future[Sequence[object] | None]]] = []
         self._scheduled = False
 
-    async def read(self, node_id: str) -> Any:
+    async def read(self, node_id: str) -> Sequence[object] | None:
         """The node's row (``node_reads.node_select`` columns), or None: read it alone."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[Sequence[object] | None] = loop.create_future()
         self._queue.append((node_id, future))
         if not self._scheduled:
             # After the tasks already ready in this turn: their reads join this batch.
@@ -87,7 +87,7 @@ def batched_read(services: Services, ctx: RequestContext, node_id: str) -> NodeR
     return found
 
 
-def visible(ctx: RequestContext, row: Any) -> bool:
+def visible(ctx: RequestContext, row: Sequence[object]) -> bool:
     """Whether the one-by-one read by id would have found ``row`` for ``ctx``."""
     scope = ctx.scope()
     return scope.all_projects or row[node_reads.PROJECT] == scope.project

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
 from herd.api.schemas.base import parse_body
@@ -177,7 +175,7 @@ def node_action(
         raise InvalidRequest("The params provided is not a map.", field=name)  # Senlin's text
     if name == "check":
         parse_body(CheckParams, params, label="check")
-        inputs: dict[str, Any] = {}
+        inputs: dict[str, object] = {}
     else:
         ignore = ("check",) if ctx.version < V1_6 else ()
         request = parse_body(NodeRecoverParams, params, label="recover", ignore=ignore)

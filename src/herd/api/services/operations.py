@@ -9,7 +9,6 @@ the node's or the cluster's lock.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -46,7 +45,7 @@ def _single(body: object, stop: str) -> tuple[str, object]:
 
 
 def _validated(
-    session: Session, services: Services, profile_id: str, operation: str, params: Any
+    session: Session, services: Services, profile_id: str, operation: str, params: object
 ) -> dict[str, object]:
     profile = profiles.get(session, profile_id)
     if profile is None:
@@ -83,7 +82,7 @@ def node_operation(
     return row
 
 
-def _member_ids(session: Session, cluster: ClusterRow, filters: Mapping[str, Any]) -> list[str]:
+def _member_ids(session: Session, cluster: ClusterRow, filters: Mapping[str, object]) -> list[str]:
     errors = [f"Filter key '{key}' is unsupported" for key in filters if key not in MEMBER_FILTERS]
     if errors:
         raise InvalidRequest("\n".join(errors), field="filters")
@@ -101,7 +100,7 @@ def cluster_operation(
     operation, inner = _single(body, "")
     if isinstance(inner, Mapping) and set(inner) <= SENLIN_FORM_KEYS:
         request = parse_body(ClusterOperation, inner, label=operation)
-        params: Any = request.params or {}
+        params: object = request.params or {}
         filters = request.filters or {}
     else:
         # openstacksdk and python-senlinclient send the parameters themselves.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from herd.api.deps import Services
 from herd.api.schemas.specs import PolicyCreate, PolicyUpdate
@@ -17,10 +16,14 @@ from herd.store.spec_rows import policy_in_use
 from herd.types import ResourceType
 
 
-def parse_policy_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str, Any]]:
+def parse_policy_spec(services: Services, raw_spec: object) -> tuple[str, dict[str, object]]:
     """Validate a policy spec through the policy registry; return (type, spec)."""
     if raw_spec is None:
         raise InvalidSpec("'spec' is a required property", field="spec")
+    if not isinstance(raw_spec, Mapping | str | bytes):
+        # what the registry's own first check answers (policies/spec.py), said here
+        # because only these three kinds of value are a spec to hand it
+        raise InvalidSpec("The provided spec is not a map.", field="spec")
     type_name, policy = services.policies.create(raw_spec)
     # The URLs herd will call for the tenant: refused now (400 naming the field) rather
     # than on the first call (the guard checks them again then; engine/outbound.py).

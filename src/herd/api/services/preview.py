@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import Any
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -26,7 +25,7 @@ from herd.store.models import ClusterRow
 from herd.store.snapshots import load_cluster_snapshot
 
 SEED_LIMIT = 2**31
-PreviewCall = Callable[[Session, Services, RequestContext, ClusterRow, Any], dict[str, Any]]
+PreviewCall = Callable[[Session, Services, RequestContext, ClusterRow, object], dict[str, object]]
 
 
 def bound_policies(session: Session, services: Services, cluster_id: str) -> list[BoundPolicy]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import yaml
 
@@ -17,7 +16,7 @@ from herd.store.spec_rows import profile_in_use
 from herd.types import ResourceType
 
 
-def spec_map(spec: Any) -> dict[str, Any]:
+def spec_map(spec: object) -> dict[str, object]:
     """The spec as a map (a YAML string is parsed); InvalidSpec when it is none."""
     if spec is None:
         raise InvalidSpec("'spec' is a required property", field="spec")
@@ -32,7 +31,7 @@ def spec_map(spec: Any) -> dict[str, Any]:
     return dict(spec)
 
 
-def parse_profile_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str, Any]]:
+def parse_profile_spec(services: Services, raw_spec: object) -> tuple[str, dict[str, object]]:
     """Validate a profile spec through the driver registry; return (type, spec)."""
     spec = spec_map(raw_spec)
     if spec.get("type") is None:
@@ -45,10 +44,13 @@ def parse_profile_spec(services: Services, raw_spec: Any) -> tuple[str, dict[str
     properties = spec.get("properties", {})
     if not isinstance(properties, Mapping):
         raise InvalidSpec(f"'{properties}' is not a Map", field="properties")
-    type_name = services.drivers.full_name(str(spec["type"]), spec["version"])
+    given = spec["version"]
+    # the registry reads a version as its text: any other value as its str() (the same)
+    version = given if isinstance(given, str | int | float) else str(given)
+    type_name = services.drivers.full_name(str(spec["type"]), version)
     # the driver's backend is asked too (a Nova profile's flavor, image...): this runs
     # for a profile's create and validate, never inside a transaction
-    services.drivers.validate_for_create(str(spec["type"]), spec["version"], properties)
+    services.drivers.validate_for_create(str(spec["type"]), version, properties)
     return type_name, spec
 
 

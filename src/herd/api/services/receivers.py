@@ -12,7 +12,6 @@ then (sizes, members, bindings) and supplies what depends on it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -85,7 +84,7 @@ def receiver_action(name: str) -> tuple[ActionName, ReceiverAction]:
 
 
 def check_params(
-    services: Services, action: ReceiverAction, params: dict[str, Any] | None
+    services: Services, action: ReceiverAction, params: dict[str, object] | None
 ) -> dict[str, object]:
     """Check the parameters a receiver stores (each trigger may add the missing ones)."""
     context = {"max_nodes_per_cluster": services.settings.max_nodes_per_cluster}

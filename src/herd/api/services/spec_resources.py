@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic
+from typing import Any, Generic, Protocol
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -29,6 +29,16 @@ from herd.store.spec_rows import SpecRow, new_spec_row
 from herd.types import ResourceType
 
 
+class CreateRequest(Protocol):
+    """What a create request of either kind carries (ProfileCreate, PolicyCreate)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def spec(self) -> object: ...
+
+
 @dataclass(frozen=True)
 class SpecKind(Generic[SpecRow]):
     """What makes profiles and policies different from each other."""
@@ -39,7 +49,7 @@ class SpecKind(Generic[SpecRow]):
     create_request: type[RequestModel]
     update_request: type[RequestModel]
     #: validate a raw spec; return (type name, spec map)
-    parse_spec: Callable[[Services, Any], tuple[str, dict[str, Any]]]
+    parse_spec: Callable[[Services, object], tuple[str, dict[str, object]]]
     #: the kind's own columns of a new row, from its create request (None: a validation)
     own_columns: Callable[[Any | None], dict[str, Any]]
     #: the columns an update request changes (only those it gives)
@@ -84,8 +94,8 @@ def create(
     services: Services,
     ctx: RequestContext,
     spec: SpecKind[SpecRow],
-    request: Any,
-    parsed: tuple[str, dict[str, Any]] | None = None,
+    request: CreateRequest,
+    parsed: tuple[str, dict[str, object]] | None = None,
 ) -> SpecRow:
     """Store a new profile or policy; ``parsed`` is its spec already validated (the router
     validates before it opens the transaction: a profile's check may ask a cloud)."""
@@ -140,7 +150,7 @@ def update(
     ctx: RequestContext,
     spec: SpecKind[SpecRow],
     identity: str,
-    request: Any,
+    request: object,
 ) -> SpecRow:
     row = find_visible(session, ctx, spec, identity)
     refuse_if_deleting(session, spec.kind, [row.id])

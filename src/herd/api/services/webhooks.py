@@ -19,7 +19,6 @@ progress.``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from herd.api.auth import RequestContext
 from herd.api.deps import Services
@@ -76,7 +75,7 @@ def trigger(
     session: Session,
     services: Services,
     row: ReceiverRow,
-    params: dict[str, Any],
+    params: dict[str, object],
     *,
     origin: str = "Webhook",
 ) -> ActionRow:
@@ -131,7 +130,7 @@ def _receiver_event(
     action: str,
     status: str,
     reason: str,
-    meta: dict[str, Any],
+    meta: dict[str, object],
 ) -> None:
     """Record an event about the receiver ``row`` (on its cluster, as its owner)."""
     events.record(
@@ -151,7 +150,7 @@ def _receiver_event(
 
 
 def webhook_params(
-    version: str | None, query: dict[str, str], body_params: dict[str, Any] | None
+    version: str | None, query: dict[str, str], body_params: dict[str, object] | None
 ) -> dict[str, object]:
     """The request's parameters: V=1 takes the query string too (as Senlin), V=2 the body.
 
@@ -160,7 +159,7 @@ def webhook_params(
     """
     if version is None:
         raise InvalidRequest("V query parameter is required in webhook trigger URL", field="V")
-    params: dict[str, Any] = {}
+    params: dict[str, object] = {}
     if version == "1":
         params.update({k: v for k, v in query.items() if k not in ("V", "secret")})
     params.update(body_params or {})
