@@ -11,7 +11,7 @@ row into Senlin's JSON shape.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import (
@@ -227,3 +227,44 @@ def read_nodes_by_id(connection: Connection, node_ids: Sequence[str]) -> dict[st
     :func:`node_select`, in one statement. The caller decides who may see which."""
     statement = _by_ids(connection.dialect.name == "postgresql")
     return {row[0]: row for row in connection.execute(statement, {"ids": list(node_ids)})}
+
+
+#: what a health round reads of each member
+_HEALTH_COLUMNS = (
+    NodeRow.id,
+    NodeRow.name,
+    NodeRow.index,
+    NodeRow.cluster_id,
+    NodeRow.physical_id,
+    NodeRow.data,
+    NodeRow.profile_id,
+    NodeRow.status,
+    NodeRow.status_reason,
+    NodeRow.updated_at,
+    NodeRow.init_at,
+    NodeRow.health,
+    NodeRow.health_marked_by,
+)
+
+#: what watching members for lifecycle events reads of each
+_WATCH_COLUMNS = (
+    NodeRow.id,
+    NodeRow.cluster_id,
+    NodeRow.physical_id,
+    NodeRow.status,
+    NodeRow.updated_at,
+    NodeRow.profile_id,
+    NodeRow.data,
+)
+
+
+def health_rows(session: Session, cluster_id: str) -> Sequence[Row[Any]]:
+    """The members of a cluster as a health round reads them (plain columns, no ORM objects)."""
+    return session.execute(select(*_HEALTH_COLUMNS).where(NodeRow.cluster_id == cluster_id)).all()
+
+
+def watch_rows(session: Session, cluster_ids: Collection[str]) -> Sequence[Row[Any]]:
+    """The members of several clusters as the lifecycle-event watch reads them."""
+    return session.execute(
+        select(*_WATCH_COLUMNS).where(NodeRow.cluster_id.in_(list(cluster_ids)))
+    ).all()

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from sqlalchemy import Row, bindparam, delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from herd.store import member_revisions, size_history
@@ -97,47 +97,6 @@ def facts(session: Session, node_ids: Sequence[str]) -> list[NodeFacts]:
         for chunk in chunked(node_ids)
         for row in connection.execute(select(*_FACT_COLUMNS).where(NodeRow.id.in_(chunk)))
     ]
-
-
-#: what a health round reads of each member
-_HEALTH_COLUMNS = (
-    NodeRow.id,
-    NodeRow.name,
-    NodeRow.index,
-    NodeRow.cluster_id,
-    NodeRow.physical_id,
-    NodeRow.data,
-    NodeRow.profile_id,
-    NodeRow.status,
-    NodeRow.status_reason,
-    NodeRow.updated_at,
-    NodeRow.init_at,
-    NodeRow.health,
-    NodeRow.health_marked_by,
-)
-
-#: what watching members for lifecycle events reads of each
-_WATCH_COLUMNS = (
-    NodeRow.id,
-    NodeRow.cluster_id,
-    NodeRow.physical_id,
-    NodeRow.status,
-    NodeRow.updated_at,
-    NodeRow.profile_id,
-    NodeRow.data,
-)
-
-
-def health_rows(session: Session, cluster_id: str) -> Sequence[Row[Any]]:
-    """The members of a cluster as a health round reads them (plain columns, no ORM objects)."""
-    return session.execute(select(*_HEALTH_COLUMNS).where(NodeRow.cluster_id == cluster_id)).all()
-
-
-def watch_rows(session: Session, cluster_ids: Collection[str]) -> Sequence[Row[Any]]:
-    """The members of several clusters as the lifecycle-event watch reads them."""
-    return session.execute(
-        select(*_WATCH_COLUMNS).where(NodeRow.cluster_id.in_(list(cluster_ids)))
-    ).all()
 
 
 class PlannedNode(TypedDict):

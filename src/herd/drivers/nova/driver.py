@@ -32,6 +32,7 @@ from herd.drivers.nova.cloud import NovaCloud, NovaOptions, node_tag
 from herd.drivers.nova.groups import create_group, delete_group, find_group
 from herd.drivers.nova.notifications import NotificationListener
 from herd.drivers.nova.operations import NOVA_OPERATIONS, NovaOperationsMixin
+from herd.drivers.nova.placement import keep_group, region_of
 from herd.drivers.nova.resolve import Resolver
 from herd.drivers.nova.sdk import NovaConnection
 from herd.drivers.nova.servers import (
@@ -53,21 +54,6 @@ from herd.drivers.operations import OperationSpec
 from herd.errors import DriverError
 
 log = logging.getLogger(__name__)
-
-
-def region_of(placement: Mapping[str, Any], properties: Mapping[str, Any]) -> str | None:
-    """The region a node lives in: its placement (region placement policy), else the
-    profile's ``context.region_name``, else the cloud's default (None)."""
-    region = placement.get("region_name") or (properties.get("context") or {}).get("region_name")
-    return str(region) if region else None
-
-
-def _keep_group(request: NodeRequest, created: CreatedResource) -> CreatedResource:
-    """The node's server group stays in its placement: a RECREATE boots into it again."""
-    group = request.placement.get("servergroup")
-    if group:
-        created.data["placement"] = {**created.data["placement"], "servergroup": group}
-    return created
 
 
 class NovaServerDriver(NovaOperationsMixin, Driver):
@@ -152,7 +138,7 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         conn = self.node_connection(request.node_id, region)
         found = self._resume(conn, request.node_id, region)
         if found is not None:
-            return _keep_group(request, found)
+            return keep_group(request, found)
         flavor_id, image_id, networks = self.resolver.boot_ids(conn, region, request.properties)
         kwargs = boot_arguments(
             request,
@@ -169,7 +155,7 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
             # The answer may be lost while Nova made the server: look for it by its tag.
             self._remove_tagged(conn, request.node_id)
             raise
-        return _keep_group(request, self._settle(conn, server.id, region, "booting"))
+        return keep_group(request, self._settle(conn, server.id, region, "booting"))
 
     def _settle(
         self, conn: NovaConnection, server_id: str, region: str | None, doing: str

@@ -28,7 +28,7 @@ from herd.engine.outbound import OutboundGuard
 from herd.errors import HerdError
 from herd.policies.health_rules import CHECKABLE, round_due
 from herd.policies.health_settings import HealthSettings, read_health_settings
-from herd.store import nodes as node_store
+from herd.store import node_reads
 from herd.store.health_leases import HealthBinding
 from herd.types import NodeStatus
 
@@ -195,7 +195,7 @@ class HealthManager:
             return
         cache = self.rounds.profiles
         with self.ctx.database.read() as session:
-            rows = node_store.watch_rows(session, states)
+            rows = node_reads.watch_rows(session, states)
             profiles_for(self.ctx, session, {row.profile_id for row in rows}, cache)
         present: dict[str, set[str]] = {cluster_id: set() for cluster_id in states}
         for row in rows:

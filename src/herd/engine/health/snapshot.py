@@ -15,8 +15,7 @@ from herd.engine.health.detection import ProbeTarget
 from herd.errors import HerdError
 from herd.policies.health_rules import MemberState
 from herd.store import actions as action_store
-from herd.store import bindings, clusters, locks, node_checks, profiles
-from herd.store import nodes as node_store
+from herd.store import bindings, clusters, locks, node_checks, node_reads, profiles
 from herd.store.database import Session
 from herd.store.node_checks import StoredCheck
 from herd.types import ActionStatus, NodeStatus
@@ -107,7 +106,7 @@ def read_snapshot(
         if suspension is not None:
             snapshot.suspended_by, snapshot.suspended_action = suspension
         snapshot.locked_by = locks.cluster_lock_holders(session, cluster_id, dead_before)
-        rows = node_store.health_rows(session, cluster_id)
+        rows = node_reads.health_rows(session, cluster_id)
         ids = [row.id for row in rows]
         locked = locks.locked_nodes(session, ids, dead_before)
         checks = node_checks.stored(session, ids)

@@ -223,7 +223,7 @@ def test_a_service_that_did_not_answer_its_version_document_is_asked_again() -> 
 
 
 def test_region_placement_wins_over_the_profile_context() -> None:
-    from herd.drivers.nova.driver import region_of
+    from herd.drivers.nova.placement import region_of
 
     props = validate_server_properties(
         {"flavor": "m1", "image": "i", "context": {"region_name": "RegionTwo"}}
