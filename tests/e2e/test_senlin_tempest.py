@@ -64,12 +64,6 @@ EXPECTED_FAILURES: dict[str, str] = {
         'said "Unrecognizable spec item \'bogus\'", on create after "Failed in creating profile '
         '<name>: "'
     ),
-    r"TestClusterScaleOutNegativeResourceIsLocked\.": (
-        "the plugin locks the cluster with Senlin's test-only profile metadata "
-        "'simulated_wait_time' (its engine slept in each node operation) and expects 409 for a "
-        "scale-out meanwhile; herd has no simulated wait, and queues an action on a busy "
-        "cluster (202) where Senlin refused it"
-    ),
     r"TestClusterActionCompleteLifecycle\.": (
         "complete_lifecycle with the token of an action that has ended (a scale-out that "
         "SUCCEEDED): herd answers 409 \"The action '<id>' is not waiting for lifecycle "
@@ -88,6 +82,22 @@ EXPECTED_FAILURES: dict[str, str] = {
         "container.dockerinc.docker); herd provides herd.process, herd.sim and os.nova.server"
     ),
 }
+
+
+#: test id pattern -> why it may pass or fail here: neither outcome fails this test.
+DEPENDS_ON_TIMING: dict[str, str] = {
+    r"TestClusterScaleOutNegativeResourceIsLocked\.": (
+        "the plugin expects 409 for a second scale-out 5 s after the first, counting on "
+        "Senlin's test-only profile metadata 'simulated_wait_time' (its engine slept in each "
+        "node operation) to keep the cluster locked; herd has no simulated wait, and answers "
+        "Senlin's 409 only while the first scale-out still runs, so the outcome depends on "
+        "whether the bed's Nova boots the server in under 5 s (seen both ways)"
+    ),
+}
+
+
+def _depends_on_timing(test: str) -> bool:
+    return any(re.search(pattern, test) for pattern in DEPENDS_ON_TIMING)
 
 
 #: tempest's workers. With real servers (Nova and Neutron) the run is bound by the machine:
@@ -238,10 +248,14 @@ def verdict(results: dict[str, str]) -> tuple[list[str], list[str]]:
     """The failures not listed, and the listed tests that passed (subunit's statuses:
     ``success``, ``failure``, ``skip``)."""
     unexpected = sorted(
-        t for t, status in results.items() if status == "failure" and not _expected_failure(t)
+        t
+        for t, status in results.items()
+        if status == "failure" and not _expected_failure(t) and not _depends_on_timing(t)
     )
     fixed = sorted(
-        t for t, status in results.items() if status == "success" and _expected_failure(t)
+        t
+        for t, status in results.items()
+        if status == "success" and _expected_failure(t) and not _depends_on_timing(t)
     )
     return unexpected, fixed
 
