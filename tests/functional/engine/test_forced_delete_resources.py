@@ -8,16 +8,12 @@ start's orphan sweep. Nothing is restarted here: the engine that made them destr
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -30,6 +26,9 @@ from herd.engine.unclaimed import REASON, MadeFor
 from herd.store import actions as action_store
 from herd.store.models import EventRow, NodeRow
 from herd.types import ActionName
+
+#: node processes a test leaves behind are killed after it (tests/functional/engine/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_process_left")
 
 
 def _node_ids(harness: Harness) -> set[str]:
@@ -101,18 +100,6 @@ def gate() -> Iterator[tuple[str, threading.Event]]:
         opened.set()
         server.shutdown()
         server.server_close()
-
-
-@pytest.fixture(autouse=True)
-def _no_process_left(tmp_path: Path) -> Iterator[None]:
-    """Kill whatever node processes a test left (engines leave nodes running by design)."""
-    yield
-    marker = str((tmp_path / "data").resolve()).encode()
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            with contextlib.suppress(OSError):
-                if marker in (proc / "environ").read_bytes():
-                    os.killpg(int(proc.name), signal.SIGKILL)
 
 
 def test_a_process_started_for_a_deleted_row_is_stopped(

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +14,9 @@ from herd.drivers.process_ops import process_state
 from herd.drivers.procfs import read_proc
 from herd.drivers.sim import SimDriver
 from herd.types import ActionName
+
+#: node processes a test leaves behind are killed after it (tests/functional/engine/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_process_left")
 
 # A node that writes every SIGHUP/SIGUSR1 it receives to $SIGNAL_LOG, and dies on SIGTERM.
 SIGNAL_RECORDER = """
@@ -31,18 +30,6 @@ for sig in (signal.SIGHUP, signal.SIGUSR1):
 while True:
     time.sleep(0.05)
 """
-
-
-@pytest.fixture(autouse=True)
-def _no_process_left(tmp_path: Path) -> Iterator[None]:
-    """Kill whatever node processes a test left (engines leave nodes running by design)."""
-    yield
-    marker = str((tmp_path / "data").resolve()).encode()
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            with contextlib.suppress(OSError):
-                if marker in (proc / "environ").read_bytes():
-                    os.killpg(int(proc.name), signal.SIGKILL)
 
 
 def _process_profile(harness: Harness, tmp_path: Path) -> str:
