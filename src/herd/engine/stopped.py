@@ -13,14 +13,22 @@ started. In the transaction that ends the action:
   members, within ``min_size`` and ``max_size``;
 * the cluster's status is evaluated from its members, as at the end of every action.
 
+A member whose deletion never ran and that has no resource (a failed create) is
+ERROR with the same reason: it has nothing to be ACTIVE with, and DELETING would say
+that something is still deleting it.
+
 Deletions keep their own rule (docs/deletion.md): an accepted deletion is never
-dropped, so a cancelled NODE_DELETE of a node that still exists leaves the tombstone
-for the next DELETE or restart; only the cluster around a node already gone is brought
-up to date. A cancelled CLUSTER_DELETE is a deletion that did not finish, as a failed
-one: its tombstone is ERROR with the reason (listed by ``GET /v1/deletions``; the next
-DELETE finishes it), the members whose deletion never ran are ACTIVE again, and the
-cluster is what is left, its status from its members (it said DELETING "Deletion in
-progress." with no action running, found by the cancel matrix).
+dropped, and one cancelled is a deletion that did not finish, as a failed one. A
+cancelled CLUSTER_DELETE leaves its tombstone ERROR with the reason (listed by
+``GET /v1/deletions``; the next DELETE finishes it), the members whose deletion never
+ran are ACTIVE again, and the cluster is what is left, its status from its members (it
+said DELETING "Deletion in progress." with no action running, found by the cancel
+matrix). A cancelled NODE_DELETE leaves its node ERROR and its tombstone ERROR, both
+saying a new DELETE finishes it, when the node is still there (the resource is what
+it was: untouched, or whatever a failed call left); when the node is gone (its call
+ran before the cancel landed), its tombstone goes too: the result writer removes rows
+in bulk, which does not fire the mapper hook that takes a tombstone with its row. Both
+said DELETING with nothing running until the next DELETE or engine start before.
 """
 
 from __future__ import annotations
@@ -48,8 +56,10 @@ SIZE_CHANGES = frozenset(
         ActionName.NODE_DELETE,
     }
 )
-#: why a member whose deletion was cancelled before it started is ACTIVE again
+#: why a member whose deletion was cancelled before it started is ACTIVE (or ERROR) again
 DELETION_CANCELLED = "Deletion cancelled before it started"
+#: why a node whose own deletion (NODE_DELETE) was cancelled is ERROR, and its tombstone too
+NODE_DELETION_CANCELLED = "Deletion cancelled; a new DELETE finishes it."
 _NEVER_RAN = (ActionStatus.CANCELLED, ActionStatus.FAILED)
 
 
@@ -58,7 +68,9 @@ def settle_cancelled(session: Session, ex: ActionExecution, now: float) -> None:
     if ex.action is ActionName.CLUSTER_DELETE:
         _stop_cluster_deletion(session, ex, now)
         return
-    if ex.action is not ActionName.NODE_DELETE:  # its node keeps its tombstone
+    if ex.action is ActionName.NODE_DELETE:
+        _stop_node_deletion(session, ex, now)
+    else:
         _undo_children_that_never_ran(session, ex.id, now)
     cluster_id = ex.target if ex.action.is_cluster_action else ex.cluster_id
     if not cluster_id:
@@ -84,6 +96,28 @@ def _stop_cluster_deletion(session: Session, ex: ActionExecution, now: float) ->
     evaluate_in(session, cluster, ex.action, user=ex.user, now=now)
 
 
+def _stop_node_deletion(session: Session, ex: ActionExecution, now: float) -> None:
+    """The node a cancelled NODE_DELETE leaves: ERROR with an ERROR tombstone, or gone.
+
+    Its own child (``remove_nodes``) is the only one: a call that ran has been written
+    (the node is gone or ERROR with the driver's error), one that never ran left the
+    node as the API or the plan made it, DELETING.
+    """
+    tombstone = tombstones.get(session, ResourceType.NODE, ex.target)
+    # Only this deletion's: a new one (a forced DELETE after the cancel) owns it otherwise.
+    ours = tombstone is not None and tombstone.action_id in (ex.id, None)
+    node = node_store.get(session, ex.target)
+    if node is None:
+        if ours:
+            tombstones.remove(session, ResourceType.NODE, ex.target)
+        return
+    if ours:
+        tombstones.mark_error(session, ResourceType.NODE, node.id, NODE_DELETION_CANCELLED)
+    if _left_deleting(node.status, node.status_reason):
+        node.status, node.status_reason = NodeStatus.ERROR, NODE_DELETION_CANCELLED
+        node.updated_at = now
+
+
 def _stop_at(cluster: ClusterRow, members: int) -> None:
     """The desired capacity is the members there are, within the cluster's sizes."""
     upper = cluster.max_size if cluster.max_size >= 0 else members
@@ -95,7 +129,8 @@ def deletion_cancelled(members: int) -> str:
 
 
 def _undo_children_that_never_ran(session: Session, parent_id: str, now: float) -> None:
-    """Planned node rows without a resource go; members whose deletion never ran stay.
+    """Planned node rows without a resource go; members whose deletion never ran stay
+    (ACTIVE, or ERROR without a resource).
 
     A child the engine cancelled never had its driver call: calls under way are
     waited for and written before the cancel ends the children (``NodeOperations.run``).
@@ -111,11 +146,12 @@ def _undo_children_that_never_ran(session: Session, parent_id: str, now: float) 
             deletions.append(child.target)
     unmade = [n.id for n in node_store.get_many(session, creations) if not n.physical_id]
     node_store.delete_many(session, unmade)
+    # ACTIVE again with its resource; ERROR without one (a failed create being removed)
     kept = [
-        {"id": n.id, "status": NodeStatus.ACTIVE, "status_reason": DELETION_CANCELLED}
-        | {"updated_at": now}
+        {"id": n.id, "status": NodeStatus.ACTIVE if n.physical_id else NodeStatus.ERROR}
+        | {"status_reason": DELETION_CANCELLED, "updated_at": now}
         for n in node_store.get_many(session, deletions)
-        if n.physical_id and _left_deleting(n.status, n.status_reason)
+        if _left_deleting(n.status, n.status_reason)
     ]
     node_store.update_many(session, kept)
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from tests.waiting import wait_for
 
 from herd.config import Settings, load_settings
 from herd.engine.service import EngineService, build_engine
@@ -124,6 +125,18 @@ class Harness:
                     return row
             time.sleep(0.02)
         raise AssertionError(f"action {action_id} did not finish in {timeout}s")
+
+    def cancel_when(
+        self, action_id: str, ready: Callable[[], object], timeout: float = 60.0
+    ) -> ActionRow:
+        """Once ``ready()`` is true, ask the running action to stop (its ``control``, as
+        ``PATCH /v1/actions/<id>`` does); the action once it has ended."""
+        wait_for(ready, timeout)
+        with self.db.write() as session:
+            row = session.get(ActionRow, action_id)
+            assert row is not None and row.status == "RUNNING", row and row.status
+            row.control = "CANCEL"
+        return self.wait(action_id, timeout)
 
     def run(
         self,

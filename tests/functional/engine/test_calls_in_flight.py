@@ -8,7 +8,6 @@ and to the result writer, on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +17,6 @@ from tests.functional.engine.harness import Harness
 from herd.engine import nodeops
 from herd.engine.node_results import NodeResultWriter
 from herd.engine.nodeops import NodeOperations
-from herd.store.models import ActionRow
 from herd.types import ActionName, NodeStatus
 
 WINDOW = 150
@@ -77,15 +75,9 @@ def test_children_never_started_end_cancelled(
 
     monkeypatch.setattr(NodeOperations, "_submit", counting_submit)
     action_id = harness.submit(ActionName.CLUSTER_SCALE_OUT, cluster, {"count": count})
-    deadline = time.time() + 60
-    while time.time() < deadline and not any(n.status == "ACTIVE" for n in harness.nodes(cluster)):
-        time.sleep(0.05)
-    with harness.db.write() as session:
-        row = session.get(ActionRow, action_id)
-        assert row is not None and row.status == "RUNNING"
-        row.control = "CANCEL"
-
-    action = harness.wait(action_id, timeout=60)
+    action = harness.cancel_when(
+        action_id, lambda: any(n.status == "ACTIVE" for n in harness.nodes(cluster))
+    )
 
     assert action.status == "CANCELLED"
     children = harness.children(action_id)

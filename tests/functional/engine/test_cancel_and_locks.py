@@ -8,6 +8,8 @@ import uuid
 from sqlalchemy import select
 from tests.functional.engine.harness import PROJECT, Harness
 
+from herd.engine.driver_args import resource_ref
+from herd.engine.stopped import DELETION_CANCELLED
 from herd.store import locks, tombstones
 from herd.store.models import ActionRow, ClusterLockRow, EngineRow
 from herd.types import ActionName, LockScope, ResourceType
@@ -17,14 +19,9 @@ def test_cancel_stops_a_slow_scale_out_and_its_children(harness: Harness) -> Non
     profile = harness.profile({"create_latency": 0.5})
     cluster = harness.cluster(0, profile=profile)
     action_id = harness.submit(ActionName.CLUSTER_SCALE_OUT, cluster, {"count": 200})
-    deadline = time.time() + 10
-    while time.time() < deadline and not any(n.status == "ACTIVE" for n in harness.nodes(cluster)):
-        time.sleep(0.05)
-    with harness.db.write() as session:
-        row = session.get(ActionRow, action_id)
-        assert row is not None and row.status == "RUNNING"
-        row.control = "CANCEL"
-    action = harness.wait(action_id)
+    action = harness.cancel_when(
+        action_id, lambda: any(n.status == "ACTIVE" for n in harness.nodes(cluster))
+    )
     assert action.status == "CANCELLED"
     assert action.status_reason == f"CLUSTER_SCALE_OUT [{action_id[:8]}] cancelled"
     children = harness.children(action_id)
@@ -94,14 +91,8 @@ def test_a_cancelled_cluster_delete_is_a_deletion_that_did_not_finish(harness: H
             action_id=action_id,
             now=time.time(),
         )
-    deadline = time.time() + 30
-    while time.time() < deadline and len(harness.nodes(cluster)) == 80:
-        time.sleep(0.05)
-    with harness.db.write() as session:
-        row = session.get(ActionRow, action_id)
-        assert row is not None and row.status == "RUNNING"
-        row.control = "CANCEL"
-    assert harness.wait(action_id).status == "CANCELLED"
+    cancelled = harness.cancel_when(action_id, lambda: len(harness.nodes(cluster)) < 80)
+    assert cancelled.status == "CANCELLED"
     left = harness.nodes(cluster)
     # the deletions under way when the cancel landed are finished, the others never started
     assert len(left) < 80 and {n.status for n in left} <= {"ACTIVE"}
@@ -114,3 +105,30 @@ def test_a_cancelled_cluster_delete_is_a_deletion_that_did_not_finish(harness: H
         assert tombstone.reason == (
             f"Deletion cancelled with {len(left)} member(s) left; a new DELETE finishes it."
         )
+
+
+def test_a_cancelled_scale_in_leaves_no_member_deleting(harness: Harness) -> None:
+    # A member whose deletion never ran is ACTIVE again when it has its resource; one
+    # without (a failed create) stayed DELETING with nothing running: now it is ERROR.
+    cluster = harness.cluster(120, profile=harness.profile({"delete_latency": 0.5}))
+    sim = harness.engine.ctx.drivers.get("herd.sim-1.0")
+    bare = {n.id: n for n in harness.nodes(cluster)[::4]}
+    sim.delete_many([resource_ref(n, {}) for n in bare.values()])
+    for node_id in bare:
+        harness.set_node(node_id, physical_id=None, status="ERROR", status_reason="failed")
+    action_id = harness.submit(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 120})
+    # 32 node threads: most children wait their turn and never run
+    cancelled = harness.cancel_when(action_id, lambda: len(harness.nodes(cluster)) < 120)
+
+    assert cancelled.status == "CANCELLED"
+    left = harness.nodes(cluster)
+    assert any(n.id in bare for n in left)
+    assert {(n.status, n.status_reason, n.physical_id is None) for n in left} == {
+        ("ACTIVE", DELETION_CANCELLED, False),
+        ("ERROR", DELETION_CANCELLED, True),
+    }
+    assert set(sim.discover()) == {n.id for n in left if n.physical_id}
+    found = harness.get_cluster(cluster)
+    assert found is not None and found.desired_capacity == len(left)
+    with harness.db.read() as session:
+        assert tombstones.list_all(session, ResourceType.NODE) == []
