@@ -179,14 +179,19 @@ class ActionRunner:
 
     def _finish(self, ex: ActionExecution, outcome: Outcome) -> None:
         now = self.ctx.now()
-        reason = outcome.reason
-        if outcome.status is ActionStatus.SUCCEEDED and not reason:
-            reason = "Action completed successfully."
         outputs = {**ex.outputs, **outcome.outputs}
         with self.ctx.metrics.timed("finish"), self.ctx.database.write() as session:
             row = action_store.get(session, ex.id)
             if row is None:
                 return
+            if locks.forced_out(row.status_reason):
+                # A forced delete took its locks (locks._rob): whatever the rest of the run
+                # did, its resource went, so it ends CANCELLED with that reason, whichever
+                # cancel check (or none, when every call returned first) saw it.
+                outcome = Outcome(ActionStatus.CANCELLED, str(row.status_reason))
+            reason = outcome.reason
+            if outcome.status is ActionStatus.SUCCEEDED and not reason:
+                reason = "Action completed successfully."
             row.outputs = outputs
             row.data = ex.data
             row.steps = ex.steps

@@ -117,7 +117,7 @@ def acquire_cluster(
     alive = live_holders(session, holders, dead_before, taker=action_id)
     live = [h for h in holders if h in alive]
     if force and live:
-        _rob(session, live)
+        _rob(session, live, CLUSTER_TAKEN, action_id)
         live = []
     if not live:
         row.action_ids = [action_id]
@@ -170,7 +170,7 @@ def acquire_node(
     if held and not force:
         return False
     if held:
-        _rob(session, [row.action_id])
+        _rob(session, [row.action_id], NODE_TAKEN, action_id)
     row.action_id = action_id
     row.updated_at = now
     return True
@@ -188,14 +188,29 @@ def _added_first(session: Session, row: ClusterLockRow | NodeLockRow) -> bool:
     return True
 
 
-def _rob(session: Session, holders: Sequence[str]) -> None:
+#: the reasons a top-level action robbed of its lock by a forced delete ends with
+CLUSTER_TAKEN = "Cancelled: its cluster was deleted by force"
+NODE_TAKEN = "Cancelled: its node was deleted by force"
+
+
+def forced_out(reason: str | None) -> bool:
+    """Whether an action's reason says a forced delete took its locks (:func:`_rob`)."""
+    return (reason or "").startswith((CLUSTER_TAKEN, NODE_TAKEN))
+
+
+def _rob(session: Session, holders: Sequence[str], taken: str, taker: str) -> None:
     """A forced take: the robbed top-level actions are asked to stop (they would go on
     acting on a resource being deleted); a robbed child is left to its parent, which
-    finds its node gone."""
+    finds its node gone.
+
+    The reason is written now, on the running row: the runner ends a robbed action
+    CANCELLED with it whatever its handler made of the rest of its run (a scale-out whose
+    calls all returned before its next cancel check ended SUCCEEDED, its nodes deleted).
+    """
     session.execute(
         update(ActionRow)
         .where(ActionRow.id.in_(list(holders)), ActionRow.parent_id.is_(None))
-        .values(control="CANCEL")
+        .values(control="CANCEL", status_reason=f"{taken} (action {taker[:8]}).")
     )
 
 

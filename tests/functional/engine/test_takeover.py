@@ -135,6 +135,8 @@ def test_a_live_holder_keeps_its_lock_unless_the_delete_is_forced(harness: Harne
     with harness.db.read() as session:
         robbed = session.get(ActionRow, holder)
         assert robbed is not None and robbed.control == "CANCEL"
+        # the reason its runner ends it with (CANCELLED), written when the lock was taken
+        assert robbed.status_reason == f"{locks.NODE_TAKEN} (action {forced.id[:8]})."
 
 
 def test_a_forced_cluster_delete_takes_the_cluster_lock(harness: Harness) -> None:
