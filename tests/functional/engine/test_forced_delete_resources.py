@@ -13,11 +13,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from sqlalchemy import select
 from tests.functional.engine.harness import PROJECT, Harness
+from tests.loopback import serving
 from tests.waiting import wait_for
 
 from herd.engine.execution import ActionExecution
@@ -105,15 +106,11 @@ def gate() -> Iterator[tuple[str, threading.Event]]:
     """A loopback HTTP server on a free port; the URL and the event that opens it."""
     opened = threading.Event()
     handler = type("Gate", (_Gate,), {"opened": opened})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/health", opened
-    finally:
-        opened.set()
-        server.shutdown()
-        server.server_close()
+    with serving(handler) as url:
+        try:
+            yield f"{url}/health", opened
+        finally:
+            opened.set()  # a create still waiting returns before the server stops
 
 
 def test_a_process_started_for_a_deleted_row_is_stopped(

@@ -1,19 +1,20 @@
 """Making trusts (``api/trusts.py``) against a Keystone stand-in on 127.0.0.1.
 
-The stand-in answers herd's service login and the trust requests as Keystone does; the
-real Keystone makes, reuses and replaces trusts in tests/e2e/test_nova_trusts.py.
+The stand-in (tests/loopback.py: Keystone is outside this unit) answers herd's service
+login and the trust requests as Keystone does; the real Keystone makes, reuses and
+replaces trusts in tests/e2e/test_nova_trusts.py.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.loopback import answer_json, serving
 
 from herd.api.trusts import TrustMaker
 from herd.config import Settings
@@ -25,12 +26,7 @@ class Keystone(BaseHTTPRequestHandler):
     trust_status = 201
 
     def _answer(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        answer_json(self, status, body)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -59,13 +55,8 @@ class Keystone(BaseHTTPRequestHandler):
 def keystone() -> Iterator[str]:
     Keystone.seen = []
     Keystone.trust_status = 201
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Keystone)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v3"
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    with serving(Keystone) as url:
+        yield f"{url}/v3"
 
 
 def _maker(url: str, tmp_path: Path) -> TrustMaker:

@@ -1,20 +1,21 @@
 """The Nova driver with trusts: whose trust acts, and the reasons when none can.
 
-Keystone here is a stand-in HTTP server on 127.0.0.1 that refuses every authentication
-the way Keystone refuses a deleted trust (401 with Keystone's error body): the real
-refusal, by a real Keystone whose user was deleted, is in tests/e2e/test_nova_trusts.py.
+Keystone here is a stand-in HTTP server on 127.0.0.1 (tests/loopback.py: Keystone is
+outside this unit) that refuses every authentication the way Keystone refuses a deleted
+trust (401 with Keystone's error body): the real refusal, by a real Keystone whose user
+was deleted, is in tests/e2e/test_nova_trusts.py.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from openstack.connection import Connection
+from tests.loopback import answer_json, serving
 
 from herd.drivers.base import NodeRequest, ResourceRef
 from herd.drivers.nova.cloud import NovaCloud, NovaOptions
@@ -49,20 +50,10 @@ class Refusing(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         self.requests.append(self.rfile.read(length).decode())
-        body = json.dumps(
-            {
-                "error": {
-                    "code": 401,
-                    "title": "Unauthorized",
-                    "message": "The request you have made requires authentication.",
-                }
-            }
-        ).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        message = "The request you have made requires authentication."
+        answer_json(
+            self, 401, {"error": {"code": 401, "title": "Unauthorized", "message": message}}
+        )
 
     def log_message(self, *args: object) -> None:
         pass
@@ -71,13 +62,8 @@ class Refusing(BaseHTTPRequestHandler):
 @pytest.fixture
 def keystone() -> Iterator[str]:
     Refusing.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v3"
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    with serving(Refusing) as url:
+        yield f"{url}/v3"
 
 
 def _auth(url: str = "http://127.0.0.1:9/v3") -> TrustAuth:
