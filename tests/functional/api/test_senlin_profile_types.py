@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 from tests.functional.api.helpers import assert_error, mv
 
 SUPPORTED = (
-    "Supported types: herd.process-1.0, herd.sim-1.0, os.nova.server-1.0, os.nova.server-1.1, "
-    "os.nova.server-1.2."
+    "Supported types: herd.process-1.0, herd.sim-1.0, os.heat.stack-1.0, os.nova.server-1.0, "
+    "os.nova.server-1.1, os.nova.server-1.2."
 )
 
 
@@ -22,10 +22,6 @@ SUPPORTED = (
             "os.nova.server-3.0",
         ),
         (
-            {"type": "os.heat.stack", "version": 1.0, "properties": {"template": {}}},
-            "os.heat.stack-1.0",
-        ),
-        (
             {"type": "container.dockerinc.docker", "version": "1.0", "properties": {}},
             "container.dockerinc.docker-1.0",
         ),
@@ -35,7 +31,7 @@ def test_senlin_profile_type_is_400(client: TestClient, spec: dict[str, Any], fu
     message = (
         f"The specified profile type ({full}) is not supported. It is one of Senlin's OpenStack "
         "profile types, which herd does not provide: herd runs nodes as local processes, "
-        f"simulated servers or Nova servers. {SUPPORTED}"
+        f"simulated servers, Nova servers or Heat stacks. {SUPPORTED}"
     )
     r = client.post("/v1/profiles", json={"profile": {"name": "p", "spec": spec}})
     assert_error(r, 400, message, "InvalidSpec")
