@@ -56,7 +56,10 @@ def test_unknown_type_names_the_supported_ones(
     assert caught.value.message.startswith(
         f"The specified profile type ({shown}) is not supported."
     )
-    assert "herd.process-1.0, herd.sim-1.0, os.heat.stack-1.0, os.nova.server-1.0" in caught.value.message
+    assert (
+        "herd.process-1.0, herd.sim-1.0, os.heat.stack-1.0, os.nova.server-1.0"
+        in caught.value.message
+    )
 
 
 def test_a_type_nobody_provides_is_not_found(registry: DriverRegistry) -> None:
