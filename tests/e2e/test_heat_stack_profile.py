@@ -19,7 +19,7 @@ from tests.e2e.server import HerdServer
 from tests.heat_bed import HeatBed, missing_reason
 from tests.keystone_bed import KeystoneBed
 from tests.postgres import PgServer
-from tests.waiting import wait_for_action
+from tests.waiting import wait_for, wait_for_action
 
 pytestmark = [
     pytest.mark.e2e,
@@ -241,3 +241,42 @@ def test_a_stack_heat_fails_makes_an_error_node_and_leaves_nothing(
     assert stacks(heat_api) == {}
     action = finish(api, api.delete(f"/v1/nodes/{node['id']}"))
     assert action["status"] == "SUCCEEDED", action["status_reason"]
+
+
+def test_a_stack_made_in_heat_is_adopted_and_deleted_with_its_node(
+    api: httpx.Client, heat_api: httpx.Client
+) -> None:
+    body = {
+        "stack_name": "outside",
+        "template": template(12),
+        "parameters": {},
+        "tags": "team-a",
+        "timeout_mins": 7,
+    }
+    made = heat_api.post("/stacks", json=body)
+    assert made.status_code == 201, made.text
+    stack_id = made.json()["stack"]["id"]
+    wait_for(
+        lambda: stack(heat_api, stack_id)["stack_status"] == "CREATE_COMPLETE", ACTION_WAIT, 1.0
+    )
+    request = {"identity": stack_id, "type": "os.heat.stack-1.0"}
+    preview = api.post("/v1/nodes/adopt-preview", json=request)
+    assert preview.status_code == 200, preview.text
+    spec_seen = preview.json()["node_profile"]["node_preview"]
+    assert (spec_seen["type"], spec_seen["version"]) == ("os.heat.stack", "1.0")
+    properties = spec_seen["properties"]
+    assert properties["template"]["resources"] == template(12)["resources"]
+    assert properties["timeout"] == 7 and properties["disable_rollback"] is True
+
+    adopted = api.post("/v1/nodes/adopt", json={**request, "name": "adopted"})
+    assert adopted.status_code == 200, adopted.text
+    node = adopted.json()["node"]
+    assert node["status"] == "ACTIVE" and node["physical_id"] == stack_id
+    tags = stack(heat_api, stack_id)["tags"]
+    assert "team-a" in tags and f"cluster_node_id={node['id']}" in tags
+    again = api.post("/v1/nodes/adopt", json={**request, "name": "twice"})
+    assert again.status_code == 409, again.text
+
+    action = finish(api, api.delete(f"/v1/nodes/{node['id']}"))
+    assert action["status"] == "SUCCEEDED", action["status_reason"]
+    assert stacks(heat_api) == {}

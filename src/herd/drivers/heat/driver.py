@@ -5,7 +5,8 @@ tagged as Senlin tagged it plus this herd's owner tag), then a wait for CREATE_C
 a stack that fails (or is rolled back) is deleted and the node fails with Heat's reason,
 so nothing half made is left. Delete waits until Heat no longer has the stack (a 404 is
 success). A new profile updates the stack in place (PUT, then UPDATE_COMPLETE). Check
-reads the stack's status. The node's details are the stack's status and outputs.
+reads the stack's status. The node's details are the stack's status and outputs. Adopting
+a stack is :mod:`herd.drivers.heat.adopt`.
 
 The cloud is the Nova driver's (:class:`herd.drivers.nova.cloud.NovaCloud`, its limits and
 retries) with its own clouds.yaml entry, ``HERD_HEAT_CLOUD`` (default: Nova's); with
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, cast
 
 from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
+from herd.drivers.heat.adopt import HeatAdoptionMixin
 from herd.drivers.heat.sdk import HeatConnection
 from herd.drivers.heat.spec import PROPERTIES_SCHEMA, validate_stack_properties
 from herd.drivers.heat.stacks import (
@@ -49,7 +51,7 @@ def _region(properties: Mapping[str, Any]) -> str | None:
     return str(region) if region else None
 
 
-class HeatStackDriver(Driver):
+class HeatStackDriver(HeatAdoptionMixin, Driver):
     """Heat stacks on the configured cloud."""
 
     profile_type = "os.heat.stack"
@@ -121,7 +123,8 @@ class HeatStackDriver(Driver):
             return cast(HeatConnection, self.trusts.connection(node_id, region))
         return cast(HeatConnection, self.cloud.connection(region))
 
-    def _node_connection(self, node_id: str, region: str | None) -> HeatConnection:
+    def node_connection(self, node_id: str | None, region: str | None) -> HeatConnection:
+        """The connection acting for a node (None: none); refused without Heat in the catalog."""
         conn = self._connection(node_id, region)
         if not self.cloud.call("reading the catalog", conn.has_service, ORCHESTRATION):
             raise DriverError(
@@ -130,6 +133,15 @@ class HeatStackDriver(Driver):
                 retryable=False,
             )
         return conn
+
+    def shared_connection(self, doing: str) -> HeatConnection:
+        """The configured cloud, for calls that act for no node; refused with trusts."""
+        if self.trusts is not None:
+            raise DriverError(
+                f"{doing} is not available when herd acts through Keystone trusts "
+                "(nova_trusts): it acts for no node's owner, and herd never uses other credentials"
+            )
+        return self.node_connection(None, None)
 
     # -- create / delete -----------------------------------------------------------------
 
@@ -141,7 +153,7 @@ class HeatStackDriver(Driver):
                 been deleted), or it was not complete in time.
         """
         region = _region(request.properties)
-        conn = self._node_connection(request.node_id, region)
+        conn = self.node_connection(request.node_id, region)
         timeout = operation_timeout(request.properties, self.options.timeout)
         found = find_by_tag(self.cloud, conn, node_tag(request.node_id))
         for extra in found[1:]:  # never more than one stack per node
@@ -187,7 +199,7 @@ class HeatStackDriver(Driver):
         """Delete the stack and wait until Heat no longer has it (a 404 is success)."""
         if not ref.physical_id:
             return
-        conn = self._node_connection(ref.node_id, _region(ref.properties))
+        conn = self.node_connection(ref.node_id, _region(ref.properties))
         timeout = operation_timeout(ref.properties, self.options.timeout)
         delete_and_wait(self.cloud, conn, ref.physical_id, timeout)
 
@@ -204,7 +216,7 @@ class HeatStackDriver(Driver):
         if not ref.physical_id:
             raise DriverError(f"node {ref.node_id} has no stack", retryable=False)
         region = _region(request.properties)
-        conn = self._node_connection(ref.node_id, region)
+        conn = self.node_connection(ref.node_id, region)
         current = get_stack(self.cloud, conn, ref.physical_id)
         if current is None:
             raise DriverError(f"stack {ref.physical_id} does not exist", retryable=False)
@@ -232,7 +244,7 @@ class HeatStackDriver(Driver):
         if not ref.physical_id:
             return HealthReport(False, "node has no stack")
         try:
-            conn = self._node_connection(ref.node_id, _region(ref.properties))
+            conn = self.node_connection(ref.node_id, _region(ref.properties))
             stack = get_stack(self.cloud, conn, ref.physical_id)
         except DriverError as exc:
             log.warning("node %s: cannot ask Heat, counted healthy: %s", ref.node_id, exc)

@@ -35,6 +35,21 @@ class HeatStack(Protocol):
     @property
     def tags(self) -> list[str] | None: ...
 
+    @property
+    def timeout_mins(self) -> int | None: ...
+
+    @property
+    def is_rollback_disabled(self) -> bool | None: ...
+
+
+class JsonAnswer(Protocol):
+    """An HTTP answer (keystoneauth's, a ``requests.Response``)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    def json(self) -> object: ...
+
 
 class OrchestrationProxy(Protocol):
     """``conn.orchestration`` (Heat's API v1)."""
@@ -50,6 +65,10 @@ class OrchestrationProxy(Protocol):
     def delete_stack(self, stack: str, ignore_missing: bool = ...) -> None: ...
 
     def stacks(self, **query: object) -> Iterable[HeatStack]: ...
+
+    def get(self, url: str) -> JsonAnswer:
+        """A raw GET on Heat's API (the proxy is a keystoneauth Adapter)."""
+        ...
 
 
 class HeatConnection(Protocol):
