@@ -128,6 +128,9 @@ class Settings(BaseSettings):
     #: that user to herd's service user (``keystone_*``), made when the user creates a
     #: cluster or node, instead of with the clouds.yaml credentials (docs/drivers.md)
     nova_trusts: bool = False
+    #: ``os.heat.stack``: the clouds.yaml entry of the cloud whose Heat makes the stacks
+    #: (unset: ``nova_cloud``'s); the ``nova_*`` limits, timeout and trusts apply to it too
+    heat_cloud: str | None = None
 
     #: run the health manager in every engine (it checks clusters that have a health policy)
     health_manager: bool = True

@@ -75,6 +75,7 @@ def _default_drivers(settings: Settings, database: Database) -> DriverRegistry:
         sim_state_file=settings.sim_state_file(),
         nova=NovaOptions.from_settings(settings),
         nova_trusts=trusted_connections(settings, database),
+        heat_cloud=settings.heat_cloud,
     )
 
 

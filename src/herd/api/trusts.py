@@ -4,10 +4,11 @@ Senlin's trust middleware made, for each user and project, a trust from the user
 trustor) to Senlin's service user (the trustee) with the user's roles and impersonation,
 and kept its id in its ``credential`` table; its drivers then acted for the user with it.
 herd does the same, but only where it is needed: when a cluster or a node outside any
-cluster is created with an ``os.nova.server`` profile and no trust is stored yet for the
-caller in the caller's project (members of a cluster act through its owner's trust:
-``store/credentials.py``). The trust is made with the caller's own token, before
-anything is stored, so a refused trust leaves nothing behind. Its id is never shown.
+cluster is created with an ``os.nova.server`` (or ``os.heat.stack``) profile and no trust
+is stored yet for the caller in the caller's project (members of a cluster act through
+its owner's trust: ``store/credentials.py``). The trust is made with the caller's own
+token, before anything is stored, so a refused trust leaves nothing behind. Its id is
+never shown.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from herd.store.database import IntegrityError
 from herd.store.models import ProfileRow
 from herd.types import ResourceType
 
-NOVA_PROFILE_TYPE = "os.nova.server"
+#: the profile types whose drivers act through the trust (``os.heat.stack`` as Nova's)
+TRUSTED_PROFILE_TYPES = frozenset({"os.nova.server", "os.heat.stack"})
 TIMEOUT = 30.0
 
 
@@ -135,9 +137,10 @@ def ensure_trust(services: Services, ctx: RequestContext, profile_id: str) -> No
     """Before a cluster or a lone node is stored: the caller's trust, when it will act.
 
     Nothing happens unless ``nova_trusts`` is on, the caller came with a Keystone token
-    and the profile is an ``os.nova.server`` one. A stored trust Keystone still has is
-    reused (as Senlin did); one deleted meanwhile is replaced, which revives the caller's
-    clusters too (they act through it). A refused one is an error and nothing is stored.
+    and the profile is an ``os.nova.server`` or ``os.heat.stack`` one. A stored trust
+    Keystone still has is reused (as Senlin did); one deleted meanwhile is replaced, which
+    revives the caller's clusters too (they act through it). A refused one is an error and
+    nothing is stored.
     """
     maker: TrustMaker | None = services.extra.get("trusts")
     if maker is None or ctx.keystone is None:
@@ -146,7 +149,7 @@ def ensure_trust(services: Services, ctx: RequestContext, profile_id: str) -> No
         profile = find_referenced(
             session, ProfileRow, profile_id, ctx.own_scope(), ResourceType.PROFILE
         )
-        if services.drivers.get(profile.type).profile_type != NOVA_PROFILE_TYPE:
+        if services.drivers.get(profile.type).profile_type not in TRUSTED_PROFILE_TYPES:
             return
         stored = credentials.get_trust(session, ctx.user, ctx.project)
     if stored is not None and maker.exists(ctx.keystone.token, stored):

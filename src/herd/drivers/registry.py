@@ -6,10 +6,12 @@ a module global), so tests and several engines in one process each hold their ow
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
 from herd.drivers.base import Driver
+from herd.drivers.heat.driver import HeatStackDriver
 from herd.drivers.nova.cloud import NovaOptions
 from herd.drivers.nova.driver import NovaServerDriver
 from herd.drivers.nova.trusts import TrustedConnections
@@ -20,7 +22,6 @@ from herd.errors import InvalidSpec, NotFound
 
 #: prefixes of Senlin's built-in profile types
 SENLIN_TYPE_PREFIXES = ("os.", "container.")
-#: Senlin's OpenStack types herd does not provide (``os.nova.server`` it does)
 
 
 def _normalize_version(version: str | float | int) -> str:
@@ -69,14 +70,13 @@ class DriverRegistry:
         if name not in self._drivers:
             supported = ", ".join(sorted(self._drivers)) or "none"
             if name.startswith(SENLIN_TYPE_PREFIXES):
-                # Senlin's own types (os.nova.server, os.heat.stack, container.dockerinc...)
-                # drive OpenStack services that herd does not talk to.
+                # Senlin's other types (container.dockerinc.docker...) drive services that
+                # herd does not talk to.
                 raise InvalidSpec(
                     f"The specified profile type ({name}) is not supported. It is one of "
                     "Senlin's OpenStack profile types, which herd does not provide: herd runs "
-                    "nodes as local processes, simulated servers or Nova servers. Supported "
-                    "types: "
-                    f"{supported}.",
+                    "nodes as local processes, simulated servers, Nova servers or Heat "
+                    f"stacks. Supported types: {supported}.",
                     field="type",
                 )
             base = name.rpartition("-")[0] or name
@@ -163,20 +163,24 @@ def default_driver_registry(
     sim_state_file: Path | None = None,
     nova: NovaOptions | None = None,
     nova_trusts: TrustedConnections | None = None,
+    heat_cloud: str | None = None,
 ) -> DriverRegistry:
     """A registry holding herd's built-in drivers: ``herd.process-1.0``, ``herd.sim-1.0``
-    and ``os.nova.server`` (1.0 to 1.2).
+    ``os.nova.server`` (1.0 to 1.2) and ``os.heat.stack-1.0``.
 
     ``sim_state_file`` shares the sim driver's servers with other processes (see
     :mod:`herd.drivers.sim_state`); without it they live in this process's memory.
     ``nova`` names the cloud of ``os.nova.server`` (default: the ``OS_*`` variables;
     nothing is contacted until a Nova profile is used); ``nova_trusts`` makes it act for
     each node's owner through a Keystone trust instead (:mod:`herd.drivers.nova.trusts`).
+    ``os.heat.stack`` uses the same options and trusts, with ``heat_cloud`` for its cloud
+    when given (default: Nova's).
     """
     registry = DriverRegistry()
     registry.register(ProcessDriver(data_dir))
     registry.register(SimDriver(state_file=sim_state_file))
-    registry.register(
-        NovaServerDriver(nova or NovaOptions.for_data_dir(data_dir), trusts=nova_trusts)
-    )
+    nova = nova or NovaOptions.for_data_dir(data_dir)
+    registry.register(NovaServerDriver(nova, trusts=nova_trusts))
+    heat = dataclasses.replace(nova, cloud=heat_cloud) if heat_cloud else nova
+    registry.register(HeatStackDriver(heat, trusts=nova_trusts))
     return registry

@@ -237,6 +237,7 @@ def build_engine(
             sim_state_file=settings.sim_state_file(),
             nova=NovaOptions.from_settings(settings),
             nova_trusts=trusted_connections(settings, database),
+            heat_cloud=settings.heat_cloud,
         ),
         default_policy_registry(),
         regions_delete=regions_delete,

@@ -137,12 +137,12 @@ def test_adopt_errors_store_nothing(client: TestClient) -> None:
         path="adopt-preview",
     )
     error(
-        {"identity": "stack-1", "type": "os.heat.stack-1.0"},
-        "The specified profile type (os.heat.stack-1.0) is not supported. It is one of "
-        "Senlin's OpenStack profile types, which herd does not provide: herd runs nodes as "
-        "local processes, simulated servers or Nova servers. Supported types: "
-        "herd.process-1.0, herd.sim-1.0, os.nova.server-1.0, os.nova.server-1.1, "
-        "os.nova.server-1.2.",
+        {"identity": "c-1", "type": "container.dockerinc.docker-1.0"},
+        "The specified profile type (container.dockerinc.docker-1.0) is not supported. It is "
+        "one of Senlin's OpenStack profile types, which herd does not provide: herd runs nodes "
+        "as local processes, simulated servers, Nova servers or Heat stacks. Supported types: "
+        "herd.process-1.0, herd.sim-1.0, os.heat.stack-1.0, os.nova.server-1.0, "
+        "os.nova.server-1.1, os.nova.server-1.2.",
     )
     error(
         {"identity": physical, "type": "herd.sim", "snapshot": "maybe"},

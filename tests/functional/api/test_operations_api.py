@@ -56,9 +56,9 @@ def test_profile_type_ops_lists_the_operations(client: TestClient) -> None:
     }  # fmt: skip
     assert nova["change_password"]["parameters"]["admin_pass"]["required"] is True
     assert_error(
-        client.get("/v1/profile-types/os.heat.stack-1.0/ops"),
+        client.get("/v1/profile-types/container.dockerinc.docker-1.0/ops"),
         404,
-        "The profile_type 'os.heat.stack-1.0' could not be found.",
+        "The profile_type 'container.dockerinc.docker-1.0' could not be found.",
     )
 
 

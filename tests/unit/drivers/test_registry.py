@@ -29,11 +29,12 @@ def test_lookup_by_full_name_and_by_type_with_version(registry: DriverRegistry) 
     assert registry.names() == [
         "herd.process-1.0",
         "herd.sim-1.0",
+        "os.heat.stack-1.0",
         "os.nova.server-1.0",
         "os.nova.server-1.1",
         "os.nova.server-1.2",
     ]
-    assert "herd.sim-1.0" in registry and "os.heat.stack-1.0" not in registry
+    assert "herd.sim-1.0" in registry and "container.dockerinc.docker-1.0" not in registry
     nova = registry.get("os.nova.server")  # newest version
     assert registry.get("os.nova.server", 1) is nova and registry.get("os.nova.server-1.1") is nova
 
@@ -41,7 +42,7 @@ def test_lookup_by_full_name_and_by_type_with_version(registry: DriverRegistry) 
 @pytest.mark.parametrize(
     ("type_name", "version", "shown"),
     [
-        ("os.heat.stack-1.0", None, "os.heat.stack-1.0"),
+        ("container.dockerinc.docker-1.0", None, "container.dockerinc.docker-1.0"),
         ("os.nova.server", "2.0", "os.nova.server-2.0"),
         ("herd.process", "2.0", "herd.process-2.0"),
     ],
@@ -55,7 +56,10 @@ def test_unknown_type_names_the_supported_ones(
     assert caught.value.message.startswith(
         f"The specified profile type ({shown}) is not supported."
     )
-    assert "herd.process-1.0, herd.sim-1.0, os.nova.server-1.0" in caught.value.message
+    assert (
+        "herd.process-1.0, herd.sim-1.0, os.heat.stack-1.0, os.nova.server-1.0"
+        in caught.value.message
+    )
 
 
 def test_a_type_nobody_provides_is_not_found(registry: DriverRegistry) -> None:

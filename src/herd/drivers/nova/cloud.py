@@ -207,7 +207,9 @@ class NovaCloud:
                     return request()
                 except Exception as exc:
                     status = status_of(exc)
-                    if status == 404:
+                    if is_not_found(exc):
+                        # openstacksdk also raises NotFoundException without a status
+                        # (Heat's stack that is DELETE_COMPLETE)
                         raise
                     later = status in RETRYABLE_STATUS or is_connection_error(exc)
                     if not later or attempt == retries:

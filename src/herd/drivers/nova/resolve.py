@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 
 from herd.drivers.nova.cloud import NovaCloud, is_not_found, nova_message
 from herd.drivers.nova.sdk import Found, NovaConnection
-from herd.drivers.nova.spec import fail
+from herd.drivers.spec_values import fail
 from herd.errors import DriverError, InvalidSpec
 
 CACHE_SECONDS = 60.0

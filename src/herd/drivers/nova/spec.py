@@ -11,37 +11,20 @@ cannot honour on any cloud is refused here, naming the key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from herd.errors import InvalidSpec
-
-#: the keys of Senlin's RequestContext, which its profile ``context`` accepted
-SENLIN_CONTEXT_KEYS = frozenset(
-    {
-        "auth_token",
-        "user_id",
-        "project_id",
-        "domain_id",
-        "user_domain_id",
-        "project_domain_id",
-        "is_admin",
-        "read_only",
-        "show_deleted",
-        "request_id",
-        "auth_url",
-        "trusts",
-        "user_name",
-        "project_name",
-        "domain_name",
-        "user_domain_name",
-        "project_domain_name",
-        "auth_token_info",
-        "region_name",
-        "roles",
-        "password",
-        "api_version",
-    }
+from herd.drivers.spec_values import (
+    boolean,
+    fail,
+    integer,
+    known,
+    mapping,
+    optional_string,
+    region_context,
+    sequence,
+    string,
 )
+from herd.errors import InvalidSpec
 
 BDM2_KEYS = (
     "uuid",
@@ -101,100 +84,23 @@ PROPERTIES_SCHEMA: dict[str, dict[str, object]] = {
 }
 
 
-def fail(path: str, reason: str) -> InvalidSpec:
-    """An InvalidSpec naming ``properties.<path>`` (the field herd's API reports)."""
-    return InvalidSpec(f"properties.{path}: {reason}", field=f"properties.{path}")
-
-
-def _string(path: str, value: object) -> str:
-    # Senlin's String turns scalars into text (YAML reads ``flavor: 1`` as an integer).
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise fail(path, f"The value '{value}' is not a valid string.")
-    return str(value)
-
-
-def _optional_string(path: str, value: object) -> str | None:
-    return None if value is None else _string(path, value)
-
-
-def _boolean(path: str, value: object) -> bool:
-    # strutils.bool_from_string(strict=True), as Senlin's Boolean
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "t", "true", "on", "y", "yes"):
-        return True
-    if text in ("0", "f", "false", "off", "n", "no"):
-        return False
-    raise fail(path, f"The value '{value}' is not a valid Boolean")
-
-
-def _integer(path: str, value: object) -> int:
-    if isinstance(value, bool):
-        raise fail(path, f"The value '{value}' is not a valid Integer")
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value))
-    except ValueError:
-        raise fail(path, f"The value '{value}' is not a valid Integer") from None
-
-
-def _map(path: str, value: object) -> Mapping[str, object]:
-    if not isinstance(value, Mapping):
-        raise fail(path, f"'{value}' is not a Map")
-    return value
-
-
-def _list(path: str, value: object) -> Sequence[object]:
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise fail(path, f"'{value!s}' is not a List")
-    return value
-
-
-def _known(path: str, value: Mapping[str, object], keys: Sequence[str]) -> None:
-    for key in value:
-        if key not in keys:
-            raise fail(f"{path}.{key}", f"Unrecognizable spec item '{key}'")
-
-
 def _short_pairs(path: str, value: object) -> dict[str, str]:
     """Nova's metadata: text keys and values of at most 255 characters."""
     result: dict[str, str] = {}
-    for key, item in _map(path, value).items():
-        text_key = _string(path, key)
+    for key, item in mapping(path, value).items():
+        text_key = string(path, key)
         if not 1 <= len(text_key) <= 255:
             raise fail(path, f"the key '{text_key[:40]}' must be 1 to 255 characters long")
-        text = _string(f"{path}.{text_key}", item)
+        text = string(f"{path}.{text_key}", item)
         if len(text) > 255:
             raise fail(f"{path}.{text_key}", "the value is longer than 255 characters")
         result[text_key] = text
     return result
 
 
-def _context(value: object) -> dict[str, object]:
-    given = _map("context", value)
-    bad = [str(key) for key in given if key not in SENLIN_CONTEXT_KEYS]
-    if bad:
-        raise fail("context", f"Some keys in 'context' are invalid: {bad}")
-    for key in given:
-        if key != "region_name":
-            # Senlin used these to talk to the cloud with other credentials (through a
-            # trust). herd talks to the cloud its operator configured, and a credential in
-            # a profile would be stored and shown in every answer about the profile.
-            raise fail(
-                f"context.{key}",
-                f"herd does not honour '{key}' in a profile's context: it talks to the "
-                "cloud its operator configured (HERD_NOVA_CLOUD or the OS_* variables); "
-                "only 'region_name' is honoured",
-            )
-    region = _optional_string("context.region_name", given.get("region_name"))
-    return {"region_name": region} if region else {}
-
-
 def _block_device(path: str, value: object) -> dict[str, object]:
-    given = _map(path, value)
-    _known(path, given, BDM2_KEYS)
+    given = mapping(path, value)
+    known(path, given, BDM2_KEYS)
     for key in ("source_type", "destination_type", "volume_size"):
         if given.get(key) is None:
             raise fail(path, f"Required spec item '{key}' not provided")
@@ -203,11 +109,11 @@ def _block_device(path: str, value: object) -> dict[str, object]:
         if item is None:
             continue
         if key in ("volume_size", "boot_index"):
-            result[key] = _integer(f"{path}.{key}", item)
+            result[key] = integer(f"{path}.{key}", item)
         elif key == "delete_on_termination":
-            result[key] = _boolean(f"{path}.{key}", item)
+            result[key] = boolean(f"{path}.{key}", item)
         else:
-            result[key] = _string(f"{path}.{key}", item)
+            result[key] = string(f"{path}.{key}", item)
     if result["source_type"] not in BDM2_SOURCE_TYPES:
         raise fail(
             f"{path}.source_type",
@@ -226,17 +132,17 @@ def _block_device(path: str, value: object) -> dict[str, object]:
 
 
 def _network(path: str, value: object) -> dict[str, object]:
-    given = _map(path, value)
-    _known(path, given, NETWORK_KEYS)
+    given = mapping(path, value)
+    known(path, given, NETWORK_KEYS)
     result: dict[str, object] = {}
     for key, item in given.items():
         if item is None:
             continue
         if key == "security_groups":
-            groups = _list(f"{path}.{key}", item)
-            result[key] = [_string(f"{path}.{key}[{i}]", g) for i, g in enumerate(groups)]
+            groups = sequence(f"{path}.{key}", item)
+            result[key] = [string(f"{path}.{key}[{i}]", g) for i, g in enumerate(groups)]
         else:
-            result[key] = _string(f"{path}.{key}", item)
+            result[key] = string(f"{path}.{key}", item)
     if result.get("port") is None and result.get("network") is None:
         raise fail(path, "One of 'port' and 'network' must be provided")
     if result.get("fixed_ip") and result.get("port") is not None:
@@ -272,7 +178,7 @@ def _network(path: str, value: object) -> dict[str, object]:
 
 
 def _user_data(value: object) -> str | None:
-    text = _optional_string("user_data", value)
+    text = optional_string("user_data", value)
     if text is not None and (len(text.encode()) + 2) // 3 * 4 > USER_DATA_LIMIT:
         raise fail("user_data", f"longer than Nova's {USER_DATA_LIMIT} bytes once base64-encoded")
     return text
@@ -280,12 +186,12 @@ def _user_data(value: object) -> str | None:
 
 def _scheduler_hints(value: object) -> dict[str, object]:
     result: dict[str, object] = {}
-    for key, item in _map("scheduler_hints", value).items():
+    for key, item in mapping("scheduler_hints", value).items():
         path = f"scheduler_hints.{key}"
         if isinstance(item, list):
-            result[str(key)] = [_string(f"{path}[{i}]", v) for i, v in enumerate(item)]
+            result[str(key)] = [string(f"{path}[{i}]", v) for i, v in enumerate(item)]
         else:
-            result[str(key)] = _string(path, item)
+            result[str(key)] = string(path, item)
     return result
 
 
@@ -321,32 +227,34 @@ def validate_server_properties(properties: object) -> dict[str, object]:
         if bdm is None
         else [
             _block_device(f"block_device_mapping_v2[{i}]", item)
-            for i, item in enumerate(_list("block_device_mapping_v2", bdm))
+            for i, item in enumerate(sequence("block_device_mapping_v2", bdm))
         ]
     )
     result: dict[str, object] = {
-        "context": _context(given["context"]) if "context" in given else {},
-        "admin_pass": _optional_string("admin_pass", given.get("admin_pass")),
-        "auto_disk_config": _boolean("auto_disk_config", given.get("auto_disk_config", True)),
-        "availability_zone": _optional_string("availability_zone", given.get("availability_zone")),
+        "context": region_context(given["context"], "HERD_NOVA_CLOUD")
+        if "context" in given
+        else {},
+        "admin_pass": optional_string("admin_pass", given.get("admin_pass")),
+        "auto_disk_config": boolean("auto_disk_config", given.get("auto_disk_config", True)),
+        "availability_zone": optional_string("availability_zone", given.get("availability_zone")),
         "block_device_mapping_v2": devices,
         "config_drive": None
         if given.get("config_drive") is None
-        else _boolean("config_drive", given["config_drive"]),
-        "flavor": _string("flavor", given["flavor"]),
-        "image": _optional_string("image", given.get("image")),
-        "key_name": _optional_string("key_name", given.get("key_name")),
+        else boolean("config_drive", given["config_drive"]),
+        "flavor": string("flavor", given["flavor"]),
+        "image": optional_string("image", given.get("image")),
+        "key_name": optional_string("key_name", given.get("key_name")),
         "metadata": _short_pairs("metadata", given.get("metadata", {})),
-        "name": _optional_string("name", given.get("name")),
+        "name": optional_string("name", given.get("name")),
         "networks": [
             _network(f"networks[{i}]", item)
-            for i, item in enumerate(_list("networks", networks if networks is not None else []))
+            for i, item in enumerate(sequence("networks", networks if networks is not None else []))
         ],
         "personality": None,
         "scheduler_hints": _scheduler_hints(given.get("scheduler_hints", {})),
         "security_groups": [
-            _string(f"security_groups[{i}]", g)
-            for i, g in enumerate(_list("security_groups", groups if groups is not None else []))
+            string(f"security_groups[{i}]", g)
+            for i, g in enumerate(sequence("security_groups", groups if groups is not None else []))
         ],
         "user_data": _user_data(given.get("user_data")),
     }

@@ -1,0 +1,1 @@
+"""The ``os.heat.stack`` profile type: a node is a Heat stack."""
