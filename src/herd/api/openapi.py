@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 from starlette.routing import BaseRoute
 
 from herd.api.bodies import BodyDoc, body_doc
-from herd.api.schemas.base import all_request_models
+from herd.api.schemas.base import NOT_BLANK, all_request_models
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 ERROR_REF = {"$ref": "#/components/schemas/SenlinError"}
@@ -50,6 +50,12 @@ ERRORS = {
     "413": "The request body is larger than max_request_body_bytes.",
 }
 BODY_METHODS = ("post", "put", "patch")
+#: no string herd takes may hold NUL (api/input_guard.py). Lone UTF-16 surrogates are refused
+#: too, but a pattern cannot say so portably: ECMA-262 regexes (JSON Schema's) without the
+#: ``u`` flag see UTF-16 code units, where ``[^\ud800-\udfff]`` would refuse every emoji.
+NO_NUL = r"^[^\u0000]*$"
+#: :data:`herd.api.schemas.base.NOT_BLANK` and no NUL
+NO_NUL_NOT_BLANK = r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
 #: ``responses=`` of routes that answer 202 with no body, only a ``Location`` (Senlin's deletes)
 ACCEPTED_WITHOUT_BODY: dict[int | str, dict[str, object]] = {
     202: {"description": "Accepted: the action is at the Location header; no body."},
@@ -191,6 +197,41 @@ def document_bodies(app: FastAPI, document: dict[str, Any]) -> None:
                 operation["requestBody"] = request_body(doc)
 
 
+def _is_string(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    options = schema.get("anyOf", [])
+    return (
+        kind == "string"
+        or (isinstance(kind, list) and "string" in kind)
+        or any(isinstance(o, dict) and o.get("type") == "string" for o in options)
+    )
+
+
+def forbid_nul(schema: object) -> None:
+    """Give every string of ``schema`` (walked whole) a pattern refusing NUL, and every free
+    map's keys the same, as :mod:`herd.api.input_guard` refuses them.
+
+    A string that already has an enum or an anchored pattern of its own needs none; the
+    not-blank pattern of names becomes one that also refuses NUL.
+    """
+    if isinstance(schema, list):
+        for item in schema:
+            forbid_nul(item)
+        return
+    if not isinstance(schema, dict):
+        return
+    for value in schema.values():
+        forbid_nul(value)
+    if _is_string(schema) and "enum" not in schema:
+        pattern = schema.get("pattern")
+        if pattern is None:
+            schema["pattern"] = NO_NUL
+        elif pattern == NOT_BLANK:
+            schema["pattern"] = NO_NUL_NOT_BLANK
+    if schema.get("type") == "object" and schema.get("additionalProperties") not in (None, False):
+        schema.setdefault("propertyNames", {"pattern": NO_NUL})
+
+
 def request_schemas() -> dict[str, object]:
     """JSON schemas of every request model, keyed by model name, nested ones included."""
     schemas: dict[str, object] = {}
@@ -199,7 +240,16 @@ def request_schemas() -> dict[str, object]:
         for name, nested in schema.pop("$defs", {}).items():
             schemas.setdefault(name, nested)
         schemas[model.__name__] = schema
+    forbid_nul(schemas)
     return schemas
+
+
+def document_parameters(document: dict[str, Any]) -> None:
+    """The path and query parameters refuse NUL too (``input_guard.check_parameters``)."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                forbid_nul(parameter.get("schema"))
 
 
 def install_openapi(app: FastAPI) -> None:
@@ -217,6 +267,7 @@ def install_openapi(app: FastAPI) -> None:
             for name, schema in {**request_schemas(), **response_schemas()}.items():
                 components.setdefault(name, schema)
             document_bodies(app, document)
+            document_parameters(document)
             document_errors(document)
             app.openapi_schema = document
         return app.openapi_schema

@@ -24,10 +24,29 @@ from herd.store.models import Base
 from herd.store.paging import Column
 
 
-def one_of(values: Iterable[str]) -> Callable[[str], bool]:
+@dataclass(frozen=True)
+class OneOf:
+    """A filter check: the value is one of ``values`` (an enum's); ``/openapi.json`` lists them."""
+
+    values: tuple[str, ...]
+
+    def __call__(self, value: str) -> bool:
+        return value in self.values
+
+
+@dataclass(frozen=True)
+class Matches:
+    """A filter check: the value matches ``pattern`` whole; ``/openapi.json`` states it."""
+
+    pattern: re.Pattern[str]
+
+    def __call__(self, value: str) -> bool:
+        return self.pattern.fullmatch(value) is not None
+
+
+def one_of(values: Iterable[str]) -> OneOf:
     """A filter check: the value is one of ``values`` (an enum's)."""
-    allowed = frozenset(values)
-    return allowed.__contains__
+    return OneOf(tuple(values))
 
 
 def invalid_value(name: str, value: object) -> InvalidRequest:
@@ -73,6 +92,24 @@ class ListParams:
 
 COMMON = ("limit", "marker", "sort", "global_project")
 MAX_LIMIT = 2**31 - 1
+#: the ``extra`` parameters the routers read as booleans (:func:`parse_bool`)
+BOOLEAN_EXTRAS = frozenset({"show_details", "show_nodes", "summary"})
+#: what :func:`parse_marker` takes: a UUID (any case, braces or not) or an 8+ hex digit prefix
+MARKER_PATTERN = (
+    r"^([0-9a-f]{8}[0-9a-f-]{0,27}"
+    r"|\{?[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\}?)$"
+)
+
+
+def _filter_schema(spec: ListSpec, name: str) -> dict[str, object]:
+    if name in spec.bool_filters:
+        return {"type": "boolean"}
+    check = spec.valid.get(name)
+    if isinstance(check, OneOf):
+        return {"type": "string", "enum": list(check.values)}
+    if isinstance(check, Matches):
+        return {"type": "string", "pattern": f"^({check.pattern.pattern})$"}
+    return {"type": "string"}
 
 
 def openapi_parameters(spec: ListSpec) -> dict[str, object]:
@@ -99,7 +136,12 @@ def openapi_parameters(spec: ListSpec) -> dict[str, object]:
             {"type": "integer", "minimum": 0, "maximum": MAX_LIMIT},
             "At most this many items.",
         ),
-        query("marker", {"type": "string"}, "The id of the last item of the previous page."),
+        query(
+            "marker",
+            {"type": "string", "pattern": MARKER_PATTERN},
+            "The id (or a unique 8+ digit prefix) of the last item of the previous page; "
+            "it must name an item of the list (400 otherwise).",
+        ),
         query(
             "sort",
             {"type": "string", "pattern": f"^{sort_item}(,{sort_item})*$"},
@@ -108,10 +150,12 @@ def openapi_parameters(spec: ListSpec) -> dict[str, object]:
         query("global_project", {"type": "boolean"}, "Every project (admins and agents)."),
     ]
     for name in spec.filters:
-        kind = "boolean" if name in spec.bool_filters else "string"
-        parameters.append(query(name, {"type": kind}, f"Only items whose {name} matches."))
+        parameters.append(
+            query(name, _filter_schema(spec, name), f"Only items whose {name} matches.")
+        )
     for name in sorted(spec.extra):
-        parameters.append(query(name, {"type": "string"}, f"{name} (see docs/api.md)."))
+        kind = "boolean" if name in BOOLEAN_EXTRAS else "string"
+        parameters.append(query(name, {"type": kind}, f"{name} (see docs/api.md)."))
     return {"parameters": parameters}
 
 

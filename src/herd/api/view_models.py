@@ -37,8 +37,40 @@ class ProfileView(TypedDict):
     updated_at: str | None
 
 
+class ValidatedProfileView(TypedDict):
+    """A profile validated, not stored (``POST /v1/profiles/validate``): its id is null, as
+    Senlin's ``validated_profile``; else a :class:`ProfileView`."""
+
+    id: None
+    name: str
+    type: str
+    user: str
+    project: str
+    domain: str
+    spec: NotRequired[JsonObject]
+    metadata: NotRequired[JsonObject]
+    created_at: str | None
+    updated_at: str | None
+
+
 class PolicyView(TypedDict):
     id: str
+    name: str
+    type: str
+    user: str
+    project: str
+    domain: str
+    spec: NotRequired[JsonObject]
+    data: NotRequired[JsonObject]
+    created_at: str | None
+    updated_at: str | None
+
+
+class ValidatedPolicyView(TypedDict):
+    """A policy validated, not stored (``POST /v1/policies/validate``): its id is null, as
+    Senlin's ``validated_policy``; else a :class:`PolicyView`."""
+
+    id: None
     name: str
     type: str
     user: str

@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, false, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, false, func, literal, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from herd.errors import InvalidRequest
@@ -48,7 +48,11 @@ def _after(marker_row: object, columns: Sequence[tuple[Column, bool]]) -> Column
     clauses: list[ColumnElement[bool]] = []
     for i, (column, desc) in enumerate(columns):
         equal = [_sortable(c) == _python_value(marker_row, c) for c, _ in columns[:i]]
-        value = _python_value(marker_row, column)
+        value: object = _python_value(marker_row, column)
+        if isinstance(value, bool):
+            # SQLAlchemy takes only == and != with a bare True/False (a boolean sort key,
+            # a binding's ``enabled``, with a marker was a 500); false sorts before true
+            value = literal(value, column.type)
         beyond = _sortable(column) < value if desc else _sortable(column) > value
         clauses.append(and_(*equal, beyond))
     return or_(*clauses) if clauses else false()

@@ -300,7 +300,7 @@ def test_cluster_delete_errors(client: TestClient) -> None:
     with services(client).database.write() as session:
         session.add(
             BindingRow(
-                id="b" * 36, cluster_id=cid, policy_id=policy, enabled=True, priority=400, data={}
+                id=BINDING, cluster_id=cid, policy_id=policy, enabled=True, priority=400, data={}
             )
         )
     assert_error(
@@ -313,13 +313,16 @@ def test_cluster_delete_errors(client: TestClient) -> None:
     assert_error(client.delete("/v1/clusters/nope"), 404, "The cluster 'nope' could not be found.")
 
 
+BINDING = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
+
+
 def test_cluster_policies(client: TestClient) -> None:
     cid = make_cluster(client, make_profile(client), "c1")
     policy = make_policy(client, "dp")
     with services(client).database.write() as session:
         session.add(
             BindingRow(
-                id="b" * 36, cluster_id=cid, policy_id=policy, enabled=False, priority=400, data={}
+                id=BINDING, cluster_id=cid, policy_id=policy, enabled=False, priority=400, data={}
             )
         )
     r = client.get(f"/v1/clusters/{cid}/policies")
@@ -332,6 +335,14 @@ def test_cluster_policies(client: TestClient) -> None:
     assert client.get(f"/v1/clusters/{cid}/policies?enabled=true").json()["cluster_policies"] == []
     r = client.get(f"/v1/clusters/{cid}/policies?policy_name=dp&sort=enabled")
     assert len(r.json()["cluster_policies"]) == 1
+    # a boolean sort key with a marker (a 500 before: SQLAlchemy compares True only with ==)
+    for direction in ("asc", "desc"):
+        r = client.get(
+            f"/v1/clusters/{cid}/policies",
+            params={"sort": f"enabled:{direction}", "marker": BINDING},
+        )
+        assert r.status_code == 200, r.text
+        assert r.json()["cluster_policies"] == []  # the one binding is the marker
     r = client.get(f"/v1/clusters/{cid}/policies/dp")
     assert r.json()["cluster_policy"]["policy_id"] == policy
     other = make_policy(client, "other")

@@ -34,13 +34,14 @@ from typing import Any
 import pytest
 import schemathesis
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from schemathesis import checks
 from schemathesis.core.result import Ok
 from schemathesis.generation.modes import GenerationMode
 from sqlalchemy import update
+from tests.functional.api import fuzz_rules
 from tests.functional.api.helpers import DELETION_SPEC, SIM_SPEC
 from tests.functional.api.samples import sample_bodies
 from tests.waiting import wait_for_action
@@ -106,11 +107,10 @@ class FuzzRun:
         return response
 
 
-#: Schemathesis' checks of every answer against /openapi.json. Off, and why:
-#: ``positive_data_acceptance``: the schema is looser than Senlin's validation (an empty
-#: ``name``, a ``show_details`` that is no boolean word, a ``marker`` naming nothing are
-#: schema-valid and answered 400 with Senlin's texts); ``use_after_free`` and
-#: ``ensure_resource_availability`` follow links between operations, which this fuzz does not.
+#: Schemathesis' checks of every answer against /openapi.json. ``positive_data_acceptance``
+#: needs the rules no JSON schema can state kept (``fuzz_rules.py``, docs/api.md "OpenAPI");
+#: off: ``use_after_free`` and ``ensure_resource_availability`` follow links between
+#: operations, which this fuzz does not.
 CHECKS = [
     checks.status_code_conformance,
     checks.content_type_conformance,
@@ -118,13 +118,25 @@ CHECKS = [
     checks.response_schema_conformance,
     checks.negative_data_rejection,
     checks.missing_required_header,
+    checks.positive_data_acceptance,
 ]
+
+
+#: operations checked without ``positive_data_acceptance``, each with the reason
+NOT_POSITIVE = {
+    # the body is Ganeti's iallocator message, read as raw bytes by its own parser
+    # (planner/fields.py): the document has no schema for it, so nothing generated fits
+    "POST /v1/relocation-plans",
+}
 
 
 def _schema_problem(case: Any, response: Any) -> str | None:
     """What Schemathesis' checks find wrong with ``response``, in one line each."""
+    checks_ = CHECKS
+    if case.operation.label in NOT_POSITIVE:
+        checks_ = [c for c in CHECKS if c is not checks.positive_data_acceptance]
     try:
-        case.validate_response(response, checks=CHECKS, headers=MV)
+        case.validate_response(response, checks=checks_, headers=MV)
     except BaseException as exc:  # a FailureGroup of the failed checks
         found = getattr(exc, "exceptions", [exc])
         titles = "; ".join(f"{getattr(f, 'title', type(f).__name__)}" for f in found)
@@ -264,6 +276,21 @@ def _real_resources(client: TestClient) -> dict[str, str]:
     )
     assert wait_for_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
     node = client.get("/v1/nodes", params={"cluster_id": cluster_id}).json()["nodes"][0]
+    binding = client.get(f"/v1/clusters/{cluster_id}/policies").json()["cluster_policies"][0]
+    r = client.post(
+        "/v1/receivers",
+        json={
+            "receiver": {
+                "name": "r",
+                "type": "webhook",
+                "cluster_id": cluster_id,
+                "action": "CLUSTER_SCALE_OUT",
+            }
+        },
+    )
+    receiver_id = r.json()["receiver"]["id"]
+    r = client.post("/v1/nodes", json={"node": {"name": "orphan", "profile_id": profile_id}})
+    assert wait_for_action(client, r.headers["Location"])["status"] == "SUCCEEDED"
     action = client.get("/v1/actions", params={"limit": 1}).json()["actions"][0]
     event = client.get("/v1/events", params={"limit": 1}).json()["events"][0]
     return {
@@ -273,6 +300,9 @@ def _real_resources(client: TestClient) -> dict[str, str]:
         "node_id": node["id"],
         "action_id": action["id"],
         "event_id": event["id"],
+        "binding_id": binding["id"],
+        "receiver_id": receiver_id,
+        "orphan_id": r.json()["node"]["id"],
         "type_name": "herd.sim-1.0",
         "path": "status",
         "key": "owner",
@@ -331,6 +361,11 @@ def _fuzz_operation(
     def one(case: Any, form: str) -> None:
         if form == "real ids":
             _with_real_ids(case, target.real)
+        if mode is GenerationMode.POSITIVE:
+            assume(not fuzz_rules.ambiguous(case))
+            fuzz_rules.satisfy(
+                case, operation.path, operation.method.upper(), target.real, run.calls
+            )
             if mode is GenerationMode.POSITIVE and not bases:
                 bases.append(case.derive())
         run.send(target, operation.label, f"{mode.value}, {form}", case)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 from fastapi.responses import JSONResponse
 
 from herd.api import pagination, trusts
@@ -153,9 +153,16 @@ def delete_cluster(
     return Response(status_code=202, headers=location(action.id))
 
 
+#: what ``/openapi.json`` says of an attribute path: dotted names and [n] indices, the part
+#: of JSONPath's grammar (which a pattern cannot state whole) that the CLI's examples use
+ATTR_PATH = Path(
+    json_schema_extra={"pattern": r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\])*$"}
+)
+
+
 @router.get("/{cluster_id}/attrs/{path:path}")
 def collect_attrs(
-    cluster_id: str, path: str, services: ServicesDep, ctx: Context
+    cluster_id: str, path: Annotated[str, ATTR_PATH], services: ServicesDep, ctx: Context
 ) -> dict[str, object]:
     """Senlin's cluster collect (1.2): a JSONPath over the members' node views."""
     with services.database.read() as session:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
+from herd.api.schemas.base import any_case
 from herd.api.services import deletions as service
 from herd.api.services.common import location
+from herd.domain.values import BOOL_TRUE
 
 router = APIRouter(prefix="/v1/deletions", tags=["deletions"])
 
@@ -20,9 +24,28 @@ def list_deletions(request: Request, services: ServicesDep, ctx: Context) -> dic
         return {"deletions": service.list_deletions(session, services, ctx, params)}
 
 
-@router.delete("/{resource_type}/{resource_id}", status_code=202)
+#: ``force`` is read by the service (its absence is a 400 with herd's text), so the document
+#: declares it: one of the words that read as true
+FORCE_PARAMETER = {
+    "name": "force",
+    "in": "query",
+    "required": True,
+    "schema": {"type": "string", "pattern": any_case(BOOL_TRUE)},
+    "description": "Must be true: a purge removes the tombstone of a deletion that did not end.",
+}
+
+
+@router.delete(
+    "/{resource_type}/{resource_id}",
+    status_code=202,
+    openapi_extra={"parameters": [FORCE_PARAMETER]},
+)
 def purge_deletion(
-    resource_type: str, resource_id: str, request: Request, services: ServicesDep, ctx: Context
+    resource_type: Annotated[str, Path(json_schema_extra={"enum": list(service.ROW_TYPES)})],
+    resource_id: str,
+    request: Request,
+    services: ServicesDep,
+    ctx: Context,
 ) -> JSONResponse:
     """Purge a stuck deletion: 202 and a DELETION_PURGE action that does the cleaning."""
     force = request.query_params.get("force")

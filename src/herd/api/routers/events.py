@@ -47,7 +47,7 @@ LIST_SPEC = pagination.ListSpec(
     valid={
         # Senlin's level names; an action is an action's name (CLUSTER_SCALE_OUT, ...)
         "level": pagination.one_of(("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")),
-        "action": lambda value: ACTION_NAME.fullmatch(value) is not None,
+        "action": pagination.Matches(ACTION_NAME),
     },
 )
 

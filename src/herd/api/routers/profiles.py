@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from herd.api.routers.spec_resources import spec_router
 from herd.api.services.profiles import PROFILES
-from herd.api.view_models import ProfileView
+from herd.api.view_models import ProfileView, ValidatedProfileView
 from herd.api.views import profile_view
 
-router = spec_router(PROFILES, profile_view, ProfileView)
+router = spec_router(PROFILES, profile_view, ProfileView, ValidatedProfileView)

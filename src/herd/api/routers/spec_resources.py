@@ -26,11 +26,15 @@ View = TypeVar("View", bound=Mapping[str, object])
 
 
 def spec_router(
-    spec: SpecKind[Any], view: Callable[[Any], View], view_type: type[View]
+    spec: SpecKind[Any],
+    view: Callable[[Any], View],
+    view_type: type[View],
+    validated_type: type[Mapping[str, object]],
 ) -> APIRouter:
     """The list, create, validate, show, update and delete routes of one kind.
 
-    ``view_type`` is the TypedDict ``view`` returns, for ``/openapi.json``.
+    ``view_type`` is the TypedDict ``view`` returns, for ``/openapi.json``;
+    ``validated_type`` the same for a validate answer (no id: nothing is stored).
     """
     kind, plural, model = spec.kind, spec.plural, spec.model
     router = APIRouter(prefix=f"/v1/{plural}", tags=[plural])
@@ -113,7 +117,7 @@ def spec_router(
         validate,
         methods=["POST"],
         name=f"validate_{kind}",
-        responses=answers(kind, view_type),
+        responses=answers(kind, validated_type),
     )
     router.add_api_route(
         item, show, methods=["GET"], name=f"get_{kind}", responses=answers(kind, view_type)

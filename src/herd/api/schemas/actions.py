@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from herd.api.schemas.base import Identity, RequestModel
+from herd.types import ActionStatus
 
 
 class ActionUpdate(RequestModel):
-    """``{"action": {"status": "CANCELLED"}}``: the one change Senlin allows."""
+    """``{"action": {"status": "CANCELLED"}}``: the one change Senlin allows (the service
+    refuses any other status with Senlin's text, naming the action)."""
 
-    status: Identity
+    status: Identity = Field(json_schema_extra={"enum": [ActionStatus.CANCELLED.value]})

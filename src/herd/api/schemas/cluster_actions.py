@@ -13,6 +13,7 @@ from herd.api.schemas.base import (
     JsonMap,
     RequestModel,
     SenlinBool,
+    also_required,
     fail,
     identity_list,
     one_of,
@@ -33,7 +34,8 @@ NodeIdentities = Annotated[list[str], identity_list()]
 
 class _ScaleParams(RequestModel):
     verb: ClassVar[str]
-    count: Count = None
+    #: 0 is refused with its own text (below), so the document starts at 1
+    count: Count = Field(default=None, json_schema_extra={"minimum": 1})
     seed: Seed = None
 
     @field_validator("count")
@@ -74,6 +76,16 @@ def _number(value: object, info: ValidationInfo) -> float | None:
 class ResizeParams(RequestModel):
     """``{"resize": {...}}``: an adjustment and/or new bounds (Senlin's rules in domain/sizing)."""
 
+    #: "Not enough parameters to do resize action." without any of these (domain/sizing.py)
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": [key], "properties": {key: {"not": {"type": "null"}}}}
+                for key in ("adjustment_type", "number", "min_size", "max_size")
+            ]
+        }
+    )
+
     adjustment_type: Annotated[str | None, one_of(t.value for t in AdjustmentType)] = None
     number: Annotated[float | None, BeforeValidator(_number)] = None
     min_size: Size = None
@@ -83,9 +95,15 @@ class ResizeParams(RequestModel):
     seed: Seed = None
 
 
+#: ``nodes`` defaults to an empty list, refused with Senlin's text: the document says required
+NODES_REQUIRED = ConfigDict(json_schema_extra=also_required("nodes"))
+
+
 class NodesParams(RequestModel):
     """``{"add_nodes": {"nodes": [...]}}``; without ``nodes`` the list is empty (Senlin's
     ``data.get('nodes', [])``), refused as too short, as Senlin refused it."""
+
+    model_config = NODES_REQUIRED
 
     nodes: NodeIdentities = Field(default_factory=list, validate_default=True)
 
@@ -93,6 +111,8 @@ class NodesParams(RequestModel):
 class DelNodesParams(RequestModel):
     """``{"del_nodes": {"nodes": [...], "destroy_after_deletion": bool}}`` (the flag from 1.4);
     no ``nodes`` is an empty list, as for ``add_nodes``."""
+
+    model_config = NODES_REQUIRED
 
     nodes: NodeIdentities = Field(default_factory=list, validate_default=True)
     destroy_after_deletion: SenlinBool = None

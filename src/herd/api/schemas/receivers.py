@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from pydantic import ConfigDict
+
 from herd.api.schemas.base import (
     JsonMap,
     Name,
@@ -11,11 +13,15 @@ from herd.api.schemas.base import (
     OptionalName,
     RequestModel,
     SenlinBool,
+    also_required,
     one_of,
 )
 from herd.types import ActionName
 
-RECEIVER_TYPES = ("webhook", "message")
+WEBHOOK = "webhook"
+RECEIVER_TYPES = (WEBHOOK, "message")
+#: Senlin's action names a herd receiver cannot run: they are not keys of the actions endpoint
+NOT_FOR_RECEIVERS = ("CLUSTER_CREATE", "CLUSTER_DELETE", "CLUSTER_OPERATION", "CLUSTER_UPDATE")
 #: Senlin's ``CLUSTER_ACTION_NAMES`` (the values its ``action`` field accepts), plus
 #: herd's CLUSTER_REPLACE_UNHEALTHY; which of them a receiver may run is the service's call
 CLUSTER_ACTION_NAMES = (
@@ -37,16 +43,27 @@ CLUSTER_ACTION_NAMES = (
     ActionName.CLUSTER_REPLACE_UNHEALTHY,
 )
 
-ReceiverType = Annotated[str | None, one_of(RECEIVER_TYPES)]
-ClusterActionName = Annotated[str | None, one_of(CLUSTER_ACTION_NAMES)]
+#: herd refuses type ``message`` later, with its own text (docs/api.md)
+ReceiverType = Annotated[str | None, one_of(RECEIVER_TYPES, documented=[WEBHOOK], required=True)]
+#: the names a receiver may run (the rest are refused later, with Senlin's text)
+ClusterActionName = Annotated[
+    str | None,
+    one_of(
+        CLUSTER_ACTION_NAMES,
+        documented=[n for n in CLUSTER_ACTION_NAMES if n not in NOT_FOR_RECEIVERS],
+    ),
+]
 
 
 class ReceiverCreate(RequestModel):
     """``POST /v1/receivers`` ``{"receiver": {...}}``.
 
     ``actor`` is accepted and ignored, as Senlin overwrote it with a trust; herd runs
-    the action as the receiver's owner.
+    the action as the receiver's owner. A webhook (the one type herd serves) needs its
+    cluster and action: the service says so in Senlin's words, the document as required.
     """
+
+    model_config = ConfigDict(json_schema_extra=also_required("cluster_id", "action"))
 
     name: Name
     type: ReceiverType

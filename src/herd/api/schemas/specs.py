@@ -4,21 +4,34 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
-from herd.api.schemas.base import JsonMap, Name, NewName, RequestModel, senlin_str
+from herd.api.schemas.base import (
+    JsonMap,
+    Name,
+    NewName,
+    RequestModel,
+    also_required,
+    senlin_str,
+)
 
 SPEC_DESCRIPTION = (
     "The spec: a map {type, version, properties} or the same as a YAML string. "
     "Its type validates it (400 InvalidSpec naming the key)."
 )
+#: a spec is a map or YAML text; the service refuses its absence ("'spec' is a required
+#: property") after the name's checks, so the field has a default
+SPEC_SCHEMA = {"type": ["object", "string"]}
+SPEC_REQUIRED = ConfigDict(json_schema_extra=also_required("spec"))
 
 
 class ProfileCreate(RequestModel):
     """``POST /v1/profiles`` ``{"profile": {...}}``."""
 
+    model_config = SPEC_REQUIRED
+
     name: Name
-    spec: object = Field(default=None, description=SPEC_DESCRIPTION)
+    spec: object = Field(default=None, description=SPEC_DESCRIPTION, json_schema_extra=SPEC_SCHEMA)
     metadata: JsonMap = None
 
 
@@ -32,14 +45,18 @@ class ProfileUpdate(RequestModel):
 class SpecValidate(RequestModel):
     """``POST /v1/profiles/validate`` and ``/v1/policies/validate`` (1.2)."""
 
-    spec: object = Field(default=None, description=SPEC_DESCRIPTION)
+    model_config = SPEC_REQUIRED
+
+    spec: object = Field(default=None, description=SPEC_DESCRIPTION, json_schema_extra=SPEC_SCHEMA)
 
 
 class PolicyCreate(RequestModel):
     """``POST /v1/policies`` ``{"policy": {...}}``."""
 
+    model_config = SPEC_REQUIRED
+
     name: Name
-    spec: object = Field(default=None, description=SPEC_DESCRIPTION)
+    spec: object = Field(default=None, description=SPEC_DESCRIPTION, json_schema_extra=SPEC_SCHEMA)
 
 
 class PolicyUpdate(RequestModel):

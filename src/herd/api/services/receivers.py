@@ -30,7 +30,7 @@ from herd.api.schemas.cluster_actions import (
     ScaleInParams,
     ScaleOutParams,
 )
-from herd.api.schemas.receivers import ReceiverCreate, ReceiverUpdate
+from herd.api.schemas.receivers import NOT_FOR_RECEIVERS, ReceiverCreate, ReceiverUpdate
 from herd.api.services.common import refuse_if_deleting
 from herd.api.services.spec_resources import sync_event
 from herd.errors import InvalidRequest, NotFound
@@ -68,8 +68,6 @@ RECEIVER_ACTIONS: dict[ActionName, ReceiverAction] = {
         "replace_unhealthy", ReplaceUnhealthyParams
     ),
 }
-#: Senlin's action names a herd receiver cannot run: they are not keys of the actions endpoint
-NOT_FOR_RECEIVERS = ("CLUSTER_CREATE", "CLUSTER_DELETE", "CLUSTER_OPERATION", "CLUSTER_UPDATE")
 
 
 def receiver_action(name: str) -> tuple[ActionName, ReceiverAction]:
