@@ -309,6 +309,18 @@ class Database:
                 connection = connection.execution_options(isolation_level="AUTOCOMMIT")
             yield connection
 
+    @contextmanager
+    def autocommit(self) -> Iterator[Connection]:
+        """PostgreSQL: a Core connection whose every statement commits on its own.
+
+        For a write that is one statement (the mark batch, ``store/mark_statement.py``):
+        psycopg sends BEGIN and COMMIT as round trips of their own, as long as the statement.
+        """
+        if self.is_sqlite:
+            raise ValueError("autocommit() is for PostgreSQL: SQLite writes take BEGIN IMMEDIATE")
+        with self.read_engine.connect() as connection:
+            yield connection
+
     def migrate(self, revision: str = "head") -> None:
         """Bring the schema to the newest Alembic revision (or to ``revision``)."""
         config = Config()

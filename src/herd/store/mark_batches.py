@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, insert, select
+from sqlalchemy import Connection, Select, String, bindparam, insert, literal_column, select
 from sqlalchemy.orm import Session
 
 from herd.store import locks, member_marks, nodes
@@ -39,10 +39,16 @@ class ReadMember:
     member: MarkedMember
     cluster: ClusterRef
     cluster_project: str
+    #: the row's version (PostgreSQL's ``xmin``) when read to be written without a lock
+    version: str | None = None
+
+
+#: PostgreSQL: the version of the node row read (``xmin``, which every write of it changes)
+_ROW_VERSION = literal_column(f"CAST({NodeRow.__tablename__}.xmin AS text)", String)
 
 
 @functools.cache
-def _members_by_id(for_update: bool) -> Select[Any]:
+def _members_by_id(for_update: bool, versioned: bool = False) -> Select[Any]:
     query = (
         member_marks.member_select(NodeRow.cluster_id)
         .add_columns(
@@ -56,24 +62,32 @@ def _members_by_id(for_update: bool) -> Select[Any]:
         # two batches (two API workers) never wait for each other in a cycle.
         .order_by(NodeRow.id)
     )
+    if versioned:
+        query = query.add_columns(_ROW_VERSION)
     return query.with_for_update(of=NodeRow) if for_update else query
 
 
-def read_members(connection: Connection, node_ids: Collection[str]) -> dict[str, ReadMember]:
+def read_members(
+    connection: Connection, node_ids: Collection[str], *, versioned: bool = False
+) -> dict[str, ReadMember]:
     """The members of these full ids (in any cluster), each with its cluster.
 
     On PostgreSQL their rows are locked until the transaction ends, so a concurrent mark of
-    the same member (another API worker) waits instead of losing an update.
+    the same member (another API worker) waits instead of losing an update. ``versioned``
+    (PostgreSQL): the rows are not locked but read with their version, for a write that
+    takes only rows still of that version (``mark_statement.write_all``).
     """
-    statement = _members_by_id(connection.dialect.name == "postgresql")
+    postgresql = connection.dialect.name == "postgresql"
+    statement = _members_by_id(postgresql and not versioned, postgresql and versioned)
     found: dict[str, ReadMember] = {}
     for chunk in chunked(sorted({i for i in node_ids if len(i) == FULL_ID})):
         for row in connection.execute(statement, {"ids": chunk}):
             values = list(row)
+            version = values.pop() if postgresql and versioned else None
             member = member_marks.member_from(values[:-3])
             name, project, deleting = values[-3:]
             cluster = ClusterRef(values[2], name, bool(deleting))
-            found[member.id] = ReadMember(member, cluster, project)
+            found[member.id] = ReadMember(member, cluster, project, version)
     return found
 
 

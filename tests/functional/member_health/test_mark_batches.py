@@ -175,14 +175,17 @@ def test_a_batch_answers_as_one_mark_at_a_time(app: TestClient) -> None:
 
 
 @contextmanager
-def statements(services: Services) -> Iterator[list[str]]:
+def statements(services: Services, autocommit: list[bool] | None = None) -> Iterator[list[str]]:
     """The first word of every statement sent while the block runs (the batch may run on a
-    thread of its own), but the API heartbeat's and SQLite's BEGIN."""
+    thread of its own), but the API heartbeat's and SQLite's BEGIN; ``autocommit`` gets, for
+    each, whether it ran outside a transaction (PostgreSQL: no BEGIN and COMMIT sent)."""
     counted: list[str] = []
 
-    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+    def count(_conn: Any, cursor: Any, statement: str, *_: Any) -> None:
         if "api_services" not in statement and not statement.startswith("BEGIN"):
             counted.append(statement.split(None, 1)[0])
+            if autocommit is not None:
+                autocommit.append(bool(getattr(cursor.connection, "autocommit", False)))
 
     engine = services.database.write_engine
     event.listen(engine, "before_cursor_execute", count)
@@ -197,19 +200,22 @@ def test_a_batch_costs_the_same_statements_for_one_mark_or_many(app: TestClient)
     cluster = api.get_cluster("alpha")["id"]
     ids = api.member_ids(cluster)
     counts = []
+    autocommit: list[bool] = []
     for size, reason in ((1, "one"), (MEMBERS, "many")):
-        with statements(services) as counted:
+        with statements(services, autocommit) as counted:
             answers = run_batch(services, [mark(cluster, n, True, reason) for n in ids[:size]])
             assert all(a.changed for a in answers)
             counts.append(list(counted))
     # A read, an UPDATE, an event INSERT and the member revision's bump and log: the
     # same for six marks as for one (they were 4 statements a mark, plus the batch's). On
-    # PostgreSQL the writes are one statement (mark_statement.write_all): a read and a WITH.
+    # PostgreSQL the writes are one statement (mark_statement.write_all): a read and a WITH,
+    # both outside a transaction (two round trips: no BEGIN, no COMMIT).
     assert counts[0] == counts[1], counts
     if services.database.is_sqlite:
         assert len(counts[1]) == 5, counts
     else:
         assert counts[1] == ["SELECT", "WITH"], counts
+        assert autocommit == [True] * 4, autocommit
     for node in ids:
         assert api.node(node)["health_reason"] == "many"  # type: ignore[index]
 
@@ -257,3 +263,57 @@ def test_marks_bump_log_and_prune_the_member_revision_as_publish_does(app: TestC
     assert sorted(r[0] for r in logged) == list(range(horizon + 1, now + 1))  # older: pruned
     last = max(logged)
     assert last[1:] == (node, STATE, None, "CHECK_COMPLETE")  # the last mark: healthy again
+
+
+def test_a_member_written_between_the_read_and_the_write_is_marked_again(app: TestClient) -> None:
+    """On PostgreSQL a batch reads without locking and writes only the rows still as it read
+    them: a member another API worker marks between the two is marked again, locked, on top
+    of that mark (no update lost, one event), and the other members of the batch once."""
+    from sqlalchemy import select
+
+    from herd.store.models import EventRow, NodeRow
+
+    api, services = Api(app), services_of(app)
+    if services.database.is_sqlite:
+        pytest.skip("SQLite: a batch is one locked transaction; nothing comes between")
+    cluster = api.get_cluster("beta")["id"]
+    node, other = api.member_ids(cluster)[:2]
+    before = {n: api.node(n)["health_generation"] for n in (node, other)}  # type: ignore[index]
+    sent: list[tuple[str, bool]] = []  # the batch's statements, and whether autocommitted
+    elsewhere: list[str] = []
+
+    def between(_conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        if elsewhere or "api_services" in statement:
+            return
+        sent.append((statement.split(None, 1)[0], bool(cursor.connection.autocommit)))
+        if sent[-1][0] == "WITH" and len(sent) == 2:
+            elsewhere.append(node)  # another worker's mark of ``node``, committed
+            with services.database.write() as session:
+                row = session.get(NodeRow, node)
+                assert row is not None
+                row.health_generation += 1
+                row.health_reason = "elsewhere"
+            elsewhere.clear()
+
+    engine = services.database.write_engine
+    event.listen(engine, "before_cursor_execute", between)
+    try:
+        first, second = run_batch(
+            services, [mark(cluster, node, True, "here"), mark(cluster, other, True, "here")]
+        )
+    finally:
+        event.remove(engine, "before_cursor_execute", between)
+    # The batch's read and write, unlocked; then the stale member's marks, in a transaction.
+    assert sent == [("SELECT", True), ("WITH", True), ("SELECT", False), ("WITH", False)], sent
+    for answer, member, marks in ((first, node, 2), (second, other, 1)):
+        assert answer.changed and answer.values[22] == before[member] + marks
+        got = api.node(member)
+        assert got["health_reason"] == "here"  # type: ignore[index]
+        assert got["health_generation"] == before[member] + marks  # type: ignore[index]
+    with services.database.read() as session:
+        events = session.execute(
+            select(EventRow.oid).where(
+                EventRow.action == "NODE_MARK_UNHEALTHY", EventRow.status_reason == "here"
+            )
+        ).scalars()
+        assert sorted(events) == sorted([node, other])

@@ -10,9 +10,11 @@ again alone, in a transaction of its own, and answered from that run: a caller n
 sees another caller's failure.
 
 A committer made with ``batch`` hands the calls of a batch to that function all at once
-instead (``batch(session, items) -> [Outcome, ...]``, one per item, in order), so that it
-can read and write them set-wise: a few statements per batch rather than per call. Such a
-function answers refusals in the outcomes and writes nothing for them.
+instead (``batch(items) -> [Outcome, ...]``, one per item, in order), so that it can read and
+write them set-wise: a few statements per batch rather than per call. Such a function owns its
+unit of work (a transaction, or on PostgreSQL one statement outside any), answers refusals in
+the outcomes and writes nothing for them; should it raise, it must have written nothing (each
+item is then run alone, as above).
 """
 
 from __future__ import annotations
@@ -56,11 +58,12 @@ class GroupCommitter(Generic[Item]):
         *,
         savepoints: bool = True,
         threads: bool = False,
-        batch: Callable[[Session, list[Item]], list[Outcome]] | None = None,
+        batch: Callable[[list[Item]], list[Outcome]] | None = None,
     ) -> None:
         """``savepoints=False`` is for work that raises ``HerdError`` only before it writes
         anything: a refusal then leaves nothing to undo, and each call saves two statements.
-        ``batch``: the calls are items for that function, not ``work(session)`` callables.
+        ``batch``: the calls are items for that function, not ``work(session)`` callables;
+        it opens its own unit of work.
         """
         self.database = database
         self.batch = batch
@@ -121,10 +124,10 @@ class GroupCommitter(Generic[Item]):
         return [self._alone(work) for work in works]
 
     def _together(self, works: list[Item]) -> list[Outcome]:
+        if self.batch is not None:
+            return self.batch(works)
         outcomes: list[Outcome] = []
         with self.database.write() as session:
-            if self.batch is not None:
-                return self.batch(session, works)
             for work in works:
                 savepoint = session.begin_nested() if self.savepoints else None
                 try:
@@ -142,9 +145,9 @@ class GroupCommitter(Generic[Item]):
 
     def _alone(self, work: Item) -> Outcome:
         try:
+            if self.batch is not None:
+                return self.batch([work])[0]
             with self.database.write() as session:
-                if self.batch is not None:
-                    return self.batch(session, [work])[0]
                 return Outcome(value=_run(work, session))
         except Exception as exc:
             return Outcome(error=exc)
