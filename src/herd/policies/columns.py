@@ -158,15 +158,7 @@ class NodeColumns:
         n = len(ids)
         idx = np.arange(n, dtype=np.int64) if index is None else np.asarray(index, np.int64)
         created = _floats(created_at, n)
-        bucket = np.full(n, Bucket.GOOD, dtype=np.int8)
-        # Assigned from least to most severe so that the worst reason wins.
-        bucket[np.isnan(created)] = Bucket.NEVER_CREATED
-        if tainted is not None:
-            bucket[np.asarray(tainted, dtype=bool)] = Bucket.TAINTED
-        if health is not None:
-            bucket = np.minimum(bucket, _bucket_codes(health, _HEALTH_BUCKET, n))
-        if status is not None:
-            bucket = np.minimum(bucket, _bucket_codes(status, _STATUS_BUCKET, n))
+        bucket = removal_ranks(created, tainted, health, status)
         costs = np.zeros(n) if deletion_cost is None else np.asarray(deletion_cost, np.float64)
         guard = np.zeros(n, bool) if protected is None else np.asarray(protected, dtype=bool)
         return cls(
@@ -180,6 +172,26 @@ class NodeColumns:
             zone=zone,
             region=region,
         )
+
+
+def removal_ranks(
+    created_at: FloatArray,
+    tainted: Sequence[bool] | npt.ArrayLike | None = None,
+    health: Sequence[str] | npt.ArrayLike | None = None,
+    status: Sequence[str] | npt.ArrayLike | None = None,
+) -> npt.NDArray[np.int8]:
+    """Each member's :class:`Bucket` (``created_at`` NaN: never created)."""
+    n = len(created_at)
+    bucket = np.full(n, Bucket.GOOD, dtype=np.int8)
+    # Assigned from least to most severe so that the worst reason wins.
+    bucket[np.isnan(created_at)] = Bucket.NEVER_CREATED
+    if tainted is not None:
+        bucket[np.asarray(tainted, dtype=bool)] = Bucket.TAINTED
+    if health is not None:
+        bucket = np.minimum(bucket, _bucket_codes(health, _HEALTH_BUCKET, n))
+    if status is not None:
+        bucket = np.minimum(bucket, _bucket_codes(status, _STATUS_BUCKET, n))
+    return bucket
 
 
 def _floats(values: Sequence[float | None] | npt.ArrayLike | None, n: int) -> FloatArray:

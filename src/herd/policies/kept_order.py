@@ -136,7 +136,10 @@ def _broken_in_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
     """Every broken member (protected too), by bucket and then by the kept order."""
     place = _cached(cols, _PLACE + criteria.value, lambda: _places(kept_order(cols, criteria)))
     broken = np.flatnonzero(cols.bucket < Bucket.GOOD)
-    result: IntArray = broken[np.lexsort((place[broken], cols.bucket[broken]))]
+    # One int64 key (bucket above, place below; places are unique): a quicksort of it
+    # costs a third of a lexsort of the two.
+    key = (cols.bucket[broken].astype(np.int64) << 32) | place[broken]
+    result: IntArray = broken[np.argsort(key)]
     return result
 
 

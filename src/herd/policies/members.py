@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
-from herd.policies.columns import IntArray, NodeColumns
+from herd.policies.columns import IntArray, NodeColumns, removal_ranks
 from herd.policies.kept_order import ORDER_COLUMNS, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
@@ -336,13 +336,9 @@ def _with_states(
     if lists["status"] is old.status and lists["health"] is old.health:
         return table
     cols = table.columns
-    ranks = NodeColumns.from_arrays(
-        [old.ids[p] for p in at],
-        status=now["status"],
-        health=now["health"],
-        tainted=[old.tainted[p] for p in at],
-        created_at=cols.created_at[at],
-    ).bucket
+    ranks = removal_ranks(
+        cols.created_at[at], list(map(old.tainted.__getitem__, at)), now["health"], now["status"]
+    )
     columns = NodeColumns(
         ids=cols.ids,
         zone=cols.zone,

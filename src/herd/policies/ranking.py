@@ -77,14 +77,11 @@ def _top(
 
 
 def _victims(cols: NodeColumns, chosen: IntArray, criteria: Criteria, suffix: str = "") -> Victims:
-    """``chosen`` (as :func:`rank_columns` ranked them) with the rule that chose each."""
+    """``chosen`` (as :func:`rank_columns` ranked them) with the rule that chose each: a
+    broken member's rank names it, the others share the criterion's (kept as positions and
+    codes until read, see ``victims.py``)."""
     texts = [BUCKET_RULES.get(bucket, criteria.value) + suffix for bucket in Bucket]
-    node_ids = map(cols.ids.__getitem__, chosen.tolist())
-    buckets = cols.bucket[chosen]
-    # Ranked: the broken members come first, and the rest share the criterion's rule.
-    broken = int(np.count_nonzero(buckets < Bucket.GOOD))
-    head = list(map(texts.__getitem__, buckets[:broken].tolist()))
-    return Victims(node_ids, head + [texts[Bucket.GOOD]] * (len(buckets) - broken))
+    return Victims.at_positions(cols.ids, chosen, texts, cols.bucket[chosen])
 
 
 def rank_columns(

@@ -5,6 +5,12 @@ them wants columns: the deletion policy stores the candidate ids and the rules
 side by side, the engine stores them with the action. :class:`Victims` holds
 those two lists and builds a :class:`Victim` only for code that walks the
 victims one by one (the preview, tests).
+
+A ranking hands its victims out as positions in the member table's ids and rule
+codes (:meth:`Victims.at_positions`): the id strings are gathered when first read.
+Gathering 10,000 ids touches 10,000 string objects scattered over memory, which
+cost a decision after a member change (when they were out of the CPU's caches)
+more than the ranking itself (issue 28).
 """
 
 from __future__ import annotations
@@ -14,6 +20,9 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import NamedTuple, overload
 
+import numpy as np
+import numpy.typing as npt
+
 
 class Victim(NamedTuple):
     """A member chosen for removal and the rule that chose it."""
@@ -22,19 +31,65 @@ class Victim(NamedTuple):
     rule: str
 
 
+#: Victims not gathered yet: the ids they are positions in, those positions, the rule
+#: texts, and each victim's code in the texts.
+_Held = tuple[Sequence[str], npt.NDArray[np.int64], Sequence[str], npt.NDArray[np.integer]]
+
+
 class Victims(Sequence[Victim]):
     """Victims in removal order, held as a list of node ids and a list of rules.
 
-    Never changed once built; ``node_ids`` and ``rules`` hand out copies.
+    Never changed once built; ``node_ids`` and ``rules`` hand out copies. Victims
+    built :meth:`at_positions` gather both lists on first read (one tuple assigned at
+    once: two threads reading at once both build the same lists, and either is kept).
     """
 
-    __slots__ = ("_ids", "_rules")
+    __slots__ = ("_held", "_lists")
 
     def __init__(self, node_ids: Iterable[str] = (), rules: Iterable[str] = ()) -> None:
-        self._ids = list(node_ids)
-        self._rules = list(rules)
-        if len(self._ids) != len(self._rules):
-            raise ValueError(f"{len(self._ids)} victims but {len(self._rules)} rules")
+        ids, texts = list(node_ids), list(rules)
+        if len(ids) != len(texts):
+            raise ValueError(f"{len(ids)} victims but {len(texts)} rules")
+        self._lists: tuple[list[str], list[str]] | None = (ids, texts)
+        self._held: _Held | None = None
+
+    @classmethod
+    def at_positions(
+        cls,
+        ids: Sequence[str],
+        positions: npt.NDArray[np.int64],
+        texts: Sequence[str],
+        codes: npt.NDArray[np.integer],
+    ) -> Victims:
+        """Victims ``ids[p]`` for ``p`` in ``positions``, each chosen by the rule
+        ``texts[c]`` for its ``c`` in ``codes``; neither sequence may change after."""
+        if len(positions) != len(codes):
+            raise ValueError(f"{len(positions)} victims but {len(codes)} rules")
+        victims = cls.__new__(cls)
+        victims._lists = None
+        victims._held = (ids, positions, texts, codes)
+        return victims
+
+    @property
+    def _ids(self) -> list[str]:
+        return self._gathered()[0]
+
+    @property
+    def _rules(self) -> list[str]:
+        return self._gathered()[1]
+
+    def _gathered(self) -> tuple[list[str], list[str]]:
+        lists = self._lists
+        if lists is None:
+            assert self._held is not None
+            ids, positions, texts, codes = self._held
+            # map() with __getitem__ gathers without a Python frame per victim.
+            lists = (
+                list(map(ids.__getitem__, positions.tolist())),
+                list(map(texts.__getitem__, codes.tolist())),
+            )
+            self._lists = lists
+        return lists
 
     @classmethod
     def by_one_rule(cls, node_ids: Iterable[str], rule: str) -> Victims:
@@ -50,13 +105,28 @@ class Victims(Sequence[Victim]):
 
     @classmethod
     def joined(cls, parts: Iterable[Victims]) -> Victims:
-        """The victims of ``parts``, one after the other."""
+        """The victims of ``parts``, one after the other (still positions when every part
+        is positions in the same ids)."""
+        parts = list(parts)
+        held = [h for h in (part._held for part in parts) if h is not None]
+        if parts and len(held) == len(parts) and all(h[0] is held[0][0] for h in held):
+            return cls._joined_positions(held)
         ids: list[str] = []
         rules: list[str] = []
         for part in parts:
             ids += part._ids
             rules += part._rules
         return cls(ids, rules)
+
+    @classmethod
+    def _joined_positions(cls, held: list[_Held]) -> Victims:
+        texts: list[str] = []
+        codes: list[npt.NDArray[np.int64]] = []
+        for _, _, part_texts, part_codes in held:
+            codes.append(part_codes.astype(np.int64) + len(texts))
+            texts += part_texts
+        positions = np.concatenate([part[1] for part in held])
+        return cls.at_positions(held[0][0], positions, texts, np.concatenate(codes))
 
     @property
     def node_ids(self) -> list[str]:
@@ -67,7 +137,8 @@ class Victims(Sequence[Victim]):
         return list(self._rules)
 
     def __len__(self) -> int:
-        return len(self._ids)
+        held = self._held
+        return len(self._ids) if held is None else len(held[1])
 
     @overload
     def __getitem__(self, position: int) -> Victim: ...

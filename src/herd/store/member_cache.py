@@ -85,15 +85,21 @@ class MemberCache:
         self._lock = threading.Lock()
 
     def members(
-        self, session: Session, cluster_id: str, read: Reader, read_changes: ChangeReader
+        self,
+        session: Session,
+        cluster_id: str,
+        read: Reader,
+        read_changes: ChangeReader,
+        known: tuple[int, int] | None = None,
     ) -> MemberTable:
         """The cluster's members as of now, from memory where the revision allows.
 
         ``read(session, cluster_id)`` reads every member from the database;
         ``read_changes(session, cluster_id, revision, limit)`` those written after a
-        revision (up to ``limit`` of them).
+        revision (up to ``limit`` of them). ``known``: the cluster's member revision and
+        horizon, if the caller read them in this transaction already (before any member).
         """
-        revision, horizon = member_revisions.revision_of(session, cluster_id)
+        revision, horizon = known or member_revisions.revision_of(session, cluster_id)
         held = self._get(cluster_id)
         table: MemberTable | None = None
         if held is not None and held.revision == revision:

@@ -8,9 +8,9 @@ from tests.functional.engine.harness import Harness
 from herd.policies.columns import NodeColumns
 from herd.policies.members import MemberTable, member_labels
 from herd.policies.ranking import rank_victims, rank_victims_by_group
-from herd.store.models import NodeRow, ProfileRow
+from herd.store.models import ClusterRow, NodeRow, ProfileRow
 from herd.store.snapshots import load_cluster_snapshot, node_snapshot
-from herd.types import Criteria
+from herd.types import ClusterStatus, Criteria
 
 
 def test_member_table_matches_row_snapshots(harness: Harness) -> None:
@@ -54,3 +54,29 @@ def test_member_table_of_an_empty_cluster(harness: Harness) -> None:
     with harness.db.read() as session:
         snapshot = load_cluster_snapshot(session, cluster)
     assert snapshot is not None and len(snapshot.nodes) == 0 and list(snapshot.nodes) == []
+
+
+def test_cluster_snapshot_read_from_the_driver_equals_the_orm_read(harness: Harness) -> None:
+    cluster = harness.cluster(3)
+    config = {"node.name.format": "n-$3I", "nested": {"a": [1, 2]}}
+    with harness.db.write() as session:
+        row = session.get(ClusterRow, cluster)
+        assert row is not None
+        row.config, row.desired_capacity, row.status = config, 3, ClusterStatus.WARNING
+    with harness.db.read() as session:
+        fast = load_cluster_snapshot(session, cluster)  # a fresh session: the driver's row
+        assert fast is not None and not session.identity_map  # no ORM row was built
+        assert load_cluster_snapshot(session, "no-such-cluster") is None
+    with harness.db.read() as session:
+        row = session.get(ClusterRow, cluster)  # the session holds the row: the ORM path
+        orm = load_cluster_snapshot(session, cluster)
+    assert orm is not None and fast == orm
+    assert fast.config == config and fast.status is ClusterStatus.WARNING
+    assert (fast.name, fast.desired_capacity, len(fast.nodes)) == ("c", 3, 3)
+    with harness.db.write() as session:
+        row = session.get(ClusterRow, cluster)
+        assert row is not None
+        row.desired_capacity = 1  # not flushed: the transaction's own view is snapshotted
+        mine = load_cluster_snapshot(session, cluster)
+        session.rollback()
+    assert mine is not None and mine.desired_capacity == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from herd.policies.victims import Victim, Victims
@@ -34,3 +35,22 @@ def test_victims_built_from_one_rule_from_pairs_and_from_parts() -> None:
 def test_victims_refuse_lists_of_different_lengths() -> None:
     with pytest.raises(ValueError, match="2 victims but 1 rules"):
         Victims(["a", "b"], ["OLDEST_FIRST"])
+
+
+def test_victims_at_positions_read_as_the_lists_they_stand_for() -> None:
+    ids = ["a", "b", "c", "d"]
+    texts = ["status ERROR", "OLDEST_FIRST"]
+    victims = Victims.at_positions(ids, np.array([2, 0, 3]), texts, np.array([0, 1, 1], np.int8))
+    assert len(victims) == 3
+    assert victims == Victims(["c", "a", "d"], ["status ERROR", "OLDEST_FIRST", "OLDEST_FIRST"])
+    assert victims.node_ids == ["c", "a", "d"] and victims[1] == Victim("a", "OLDEST_FIRST")
+    other = Victims.at_positions(ids, np.array([1]), ["YOUNGEST_FIRST"], np.array([0]))
+    joined = Victims.joined([victims, other])
+    assert joined._lists is None  # the same ids: still positions
+    assert joined.rules == [*victims.rules, "YOUNGEST_FIRST"] and joined.node_ids[-1] == "b"
+    elsewhere = Victims.at_positions(["x"], np.array([0]), ["tainted"], np.array([0]))
+    mixed = Victims.joined([victims, elsewhere, Victims(["y"], ["explicit candidate"])])
+    assert mixed.node_ids == ["c", "a", "d", "x", "y"]
+    assert mixed.rules[-2:] == ["tainted", "explicit candidate"]
+    with pytest.raises(ValueError, match="2 victims but 1 rules"):
+        Victims.at_positions(ids, np.array([0, 1]), texts, np.array([0]))
