@@ -103,13 +103,12 @@ def _stop_node_deletion(session: Session, ex: ActionExecution, now: float) -> No
     (the node is gone or ERROR with the driver's error), one that never ran left the
     node as the API or the plan made it, DELETING.
     """
-    tombstone = tombstones.get(session, ResourceType.NODE, ex.target)
-    # Only this deletion's: a new one (a forced DELETE after the cancel) owns it otherwise.
-    ours = tombstone is not None and tombstone.action_id in (ex.id, None)
     node = node_store.get(session, ex.target)
     if node is None:  # its call ran: the writer took the tombstone with the row
         return
-    if ours:
+    tombstone = tombstones.get(session, ResourceType.NODE, node.id)
+    # Only this deletion's: a new one (a forced DELETE after the cancel) owns it otherwise.
+    if tombstone is not None and tombstone.action_id in (ex.id, None):
         tombstones.mark_error(session, ResourceType.NODE, node.id, NODE_DELETION_CANCELLED)
     if _left_deleting(node.status, node.status_reason):
         node.status, node.status_reason = NodeStatus.ERROR, NODE_DELETION_CANCELLED
