@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from tests.functional.engine.harness import PROJECT, Harness
+from tests.functional.engine.harness import Harness
 
 from herd.store import tombstones
 from herd.store.models import ClusterRow
@@ -137,16 +137,8 @@ def test_a_member_deleted_by_a_scale_in_takes_its_own_tombstone_with_it(harness:
     cluster = harness.cluster(3)
     failed = harness.nodes(cluster)[1].id
     harness.set_node(failed, status="ERROR", status_reason="Node deletion failed: boom")
+    harness.tombstone(ResourceType.NODE, failed)
     with harness.db.write() as session:
-        tombstones.insert(
-            session,
-            resource_type=ResourceType.NODE,
-            resource_id=failed,
-            project=PROJECT,
-            requested_by="u",
-            action_id=None,
-            now=time.time(),
-        )
         tombstones.mark_error(session, ResourceType.NODE, failed, "Node deletion failed: boom")
     action = harness.run(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 1})
     assert action.status == "SUCCEEDED", action.status_reason
