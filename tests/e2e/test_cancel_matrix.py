@@ -14,6 +14,8 @@ one runs it is cancelled through the API (``PATCH /v1/actions/<id>``, Senlin's c
 * every cluster's status is the one its members give it (ACTIVE, WARNING or ERROR, never
   RESIZING or CREATING), and a cancelled change of size leaves ``desired_capacity`` equal
   to its members;
+* no tombstone says DELETING once its action has ended (a cancelled node or cluster
+  delete leaves it ERROR, or gone with its resource);
 * the simulated servers are exactly the node rows' (no orphan resource), also after the
   forced node and cluster deletes, which rob a running recovery and scale-out of their locks:
   the servers those make for rows already deleted are destroyed at once, without a restart.
@@ -84,6 +86,19 @@ def _orphan_servers(s: MatrixServer) -> list[str]:
     return [p for p in s.debris(s.all_nodes()) if p.startswith("orphan server")]
 
 
+def _deleting_with_nothing_running(s: MatrixServer) -> list[str]:
+    """Tombstones that say DELETING while their action has ended: a cancelled deletion is
+    ERROR (or gone with its resource), never that (docs/api.md, "Cancelling actions")."""
+    r = s.client.get("/v1/deletions")
+    assert r.status_code == 200, r.text
+    statuses = s.statuses()
+    return [
+        f"{d['resource_type']} {d['resource_id'][:8]}: tombstone DELETING, action ended"
+        for d in r.json()["deletions"]
+        if d["status"] == "DELETING" and statuses.get(d["action_id"], "SUCCEEDED") in FINAL
+    ]
+
+
 def _verify(s: MatrixServer, cases: list[Case]) -> None:
     c = s.client
     problems: list[str] = []
@@ -123,6 +138,7 @@ def _verify(s: MatrixServer, cases: list[Case]) -> None:
         if n["status"] not in ("ACTIVE", "ERROR")
     ]
     problems += s.debris(nodes)
+    problems += _deleting_with_nothing_running(s)
     missing = {name for case in cases for name in KINDS[case.name]} - s.action_names()
     problems += [f"no {name} action was made" for name in sorted(missing)]
     told = {c.cluster for c in cases if c.cluster and any(c.name in p for p in problems)}

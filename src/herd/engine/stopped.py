@@ -26,9 +26,9 @@ said DELETING "Deletion in progress." with no action running, found by the cance
 matrix). A cancelled NODE_DELETE leaves its node ERROR and its tombstone ERROR, both
 saying a new DELETE finishes it, when the node is still there (the resource is what
 it was: untouched, or whatever a failed call left); when the node is gone (its call
-ran before the cancel landed), its tombstone goes too: the result writer removes rows
-in bulk, which does not fire the mapper hook that takes a tombstone with its row. Both
-said DELETING with nothing running until the next DELETE or engine start before.
+ran before the cancel landed), its tombstone went with it (``nodes.delete_many``; the
+bulk delete left it DELETING before). Both said DELETING with nothing running until the
+next DELETE or engine start before.
 """
 
 from __future__ import annotations
@@ -103,15 +103,12 @@ def _stop_node_deletion(session: Session, ex: ActionExecution, now: float) -> No
     (the node is gone or ERROR with the driver's error), one that never ran left the
     node as the API or the plan made it, DELETING.
     """
-    tombstone = tombstones.get(session, ResourceType.NODE, ex.target)
-    # Only this deletion's: a new one (a forced DELETE after the cancel) owns it otherwise.
-    ours = tombstone is not None and tombstone.action_id in (ex.id, None)
     node = node_store.get(session, ex.target)
-    if node is None:
-        if ours:
-            tombstones.remove(session, ResourceType.NODE, ex.target)
+    if node is None:  # its call ran: the writer took the tombstone with the row
         return
-    if ours:
+    tombstone = tombstones.get(session, ResourceType.NODE, node.id)
+    # Only this deletion's: a new one (a forced DELETE after the cancel) owns it otherwise.
+    if tombstone is not None and tombstone.action_id in (ex.id, None):
         tombstones.mark_error(session, ResourceType.NODE, node.id, NODE_DELETION_CANCELLED)
     if _left_deleting(node.status, node.status_reason):
         node.status, node.status_reason = NodeStatus.ERROR, NODE_DELETION_CANCELLED

@@ -20,8 +20,8 @@ from sqlalchemy.orm import Session
 
 from herd.store import member_revisions, size_history
 from herd.store.bulk import chunked, insert_rows, update_rows
-from herd.store.models import NodeRow, ProfileRow
-from herd.types import HealthStatus, NodeStatus
+from herd.store.models import NodeRow, ProfileRow, TombstoneRow
+from herd.types import HealthStatus, NodeStatus, ResourceType
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,9 +272,18 @@ def leave_cluster_many(session: Session, node_ids: Sequence[str], reason: str, n
 
 
 def delete_many(session: Session, node_ids: Sequence[str]) -> None:
+    """Delete node rows in bulk, and their tombstones with them (the mapper hook that takes
+    a tombstone with its row, models/tombstones.py, does not fire for a Core statement):
+    a node deleting itself, or a member with a failed deletion of its own, left one behind."""
     member_revisions.touch_nodes(session, node_ids, resized=True)
     for chunk in chunked(node_ids):
         session.execute(delete(NodeRow).where(NodeRow.id.in_(chunk)))
+        session.execute(
+            delete(TombstoneRow).where(
+                TombstoneRow.resource_type == ResourceType.NODE,
+                TombstoneRow.resource_id.in_(chunk),
+            )
+        )
 
 
 def removal_rows(

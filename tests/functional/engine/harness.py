@@ -15,9 +15,10 @@ from tests.waiting import wait_for
 from herd.config import Settings, load_settings
 from herd.engine.service import EngineService, build_engine
 from herd.store import actions as action_store
+from herd.store import tombstones
 from herd.store.database import Database
 from herd.store.models import ActionRow, ClusterRow, EventRow, NodeRow, PolicyRow, ProfileRow
-from herd.types import ActionName
+from herd.types import ActionName, ResourceType
 
 PROJECT = "p1"
 
@@ -114,6 +115,20 @@ class Harness:
             session.add(row)
         self.engine.notify()
         return row.id
+
+    def tombstone(self, kind: ResourceType, resource_id: str, action_id: str | None = None) -> None:
+        """Record the deletion of a resource, as a DELETE through the API does first."""
+        with self.db.write() as session:
+            inserted = tombstones.insert(
+                session,
+                resource_type=kind,
+                resource_id=resource_id,
+                project=PROJECT,
+                requested_by="u",
+                action_id=action_id,
+                now=time.time(),
+            )
+            assert inserted
 
     def wait(self, action_id: str, timeout: float = 30.0) -> ActionRow:
         end = time.time() + timeout

@@ -6,7 +6,7 @@ import time
 import uuid
 
 from sqlalchemy import select
-from tests.functional.engine.harness import PROJECT, Harness
+from tests.functional.engine.harness import Harness
 
 from herd.engine.driver_args import resource_ref
 from herd.engine.stopped import DELETION_CANCELLED
@@ -81,16 +81,7 @@ def test_a_cancelled_cluster_delete_is_a_deletion_that_did_not_finish(harness: H
     profile = harness.profile({"delete_latency": 0.5})
     cluster = harness.cluster(80, profile=profile)
     action_id = harness.submit(ActionName.CLUSTER_DELETE, cluster)
-    with harness.db.write() as session:
-        tombstones.insert(
-            session,
-            resource_type=ResourceType.CLUSTER,
-            resource_id=cluster,
-            project=PROJECT,
-            requested_by="u",
-            action_id=action_id,
-            now=time.time(),
-        )
+    harness.tombstone(ResourceType.CLUSTER, cluster, action_id)
     cancelled = harness.cancel_when(action_id, lambda: len(harness.nodes(cluster)) < 80)
     assert cancelled.status == "CANCELLED"
     left = harness.nodes(cluster)
