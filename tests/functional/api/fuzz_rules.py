@@ -47,6 +47,7 @@ REFERENCE_OF = {
 #: "Multiple results found" says the caller must be more specific
 AMBIGUOUS = re.compile(r"[0-9a-fA-F-]{1,7}")
 MAX_NODES = 1000  # Settings.max_nodes_per_cluster, the fuzz's app's
+MEMBERS = 2  # the real cluster's size (test_fuzz_openapi._real_resources)
 
 
 def ambiguous(case: Any) -> bool:
@@ -108,6 +109,8 @@ def satisfy(case: Any, path: str, method: str, real: dict[str, str], serial: int
             params.pop("number", None)
             if not any(params.get(k) is not None for k in ("min_size", "max_size")):
                 params["min_size"] = 0
+        if isinstance(params, dict):
+            _resize_fits(params)
     if method == "PATCH" and path in UPDATES:
         # an update must change a stored value: whether it does depends on the row
         inner["name"] = f"fuzz-{serial}"
@@ -120,6 +123,17 @@ def satisfy(case: Any, path: str, method: str, real: dict[str, str], serial: int
         for name in list(body):
             params = OPERATION_PARAMS.get(name, {})
             body[name] = {"params": params} if path.startswith("/v1/clusters") else params
+
+
+def _resize_fits(params: dict[str, Any]) -> None:
+    """A resize of the real cluster (2 members) must land within its new bounds, which
+    depend on its current size: the new bounds keep 2 and the adjustment asks for 2."""
+    if isinstance(params.get("min_size"), int | float):
+        params["min_size"] = min(int(params["min_size"]), MEMBERS)
+    if isinstance(params.get("max_size"), int | float) and params["max_size"] != -1:
+        params["max_size"] = max(int(params["max_size"]), MEMBERS)
+    if params.get("adjustment_type") is not None:
+        params["adjustment_type"], params["number"] = "EXACT_CAPACITY", MEMBERS
 
 
 def _references(value: Any, real: dict[str, str]) -> None:

@@ -115,3 +115,34 @@ def test_constants_are_the_servers_names(client: TestClient) -> None:
         "CHANGE_IN_CAPACITY",
         "CHANGE_IN_PERCENTAGE",
     ]
+
+
+def test_the_document_states_what_herd_checks(client: TestClient) -> None:
+    """What the field types check is in the document (bounds, lengths, enums, no NUL), so
+    Schemathesis' positive_data_acceptance holds (test_fuzz_openapi.py)."""
+    document = client.get("/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    create = schemas["ClusterCreate"]
+    assert create["properties"]["max_size"]["minimum"] == -1
+    assert create["properties"]["timeout"]["maximum"] == 604800
+    assert create["properties"]["name"]["pattern"] == r"^[^\u0000]*[^\s\u0000][^\u0000]*$"
+    assert create["properties"]["profile_id"]["pattern"] == r"^[^\u0000]*$"
+    assert schemas["ScaleOutParams"]["properties"]["count"]["minimum"] == 1
+    assert schemas["ReceiverCreate"]["properties"]["type"]["enum"] == ["webhook"]
+    assert set(schemas["ReceiverCreate"]["required"]) == {"name", "type", "cluster_id", "action"}
+    assert set(schemas["ProfileCreate"]["required"]) == {"name", "spec"}
+    assert schemas["NodesParams"]["required"] == ["nodes"]
+    assert schemas["ActionUpdate"]["properties"]["status"]["enum"] == ["CANCELLED"]
+    # a key whose {} misses a required field may not be null (null reads as {})
+    actions = schemas["ClusterActionRequest"]["properties"]
+    assert {"type": "null"} not in actions["policy_attach"]["anyOf"]
+    assert {"type": "null"} in actions["scale_out"]["anyOf"]
+    assert schemas["ValidatedProfileView"]["properties"]["id"] == {"title": "Id", "type": "null"}
+    query = {
+        p["name"]: p["schema"]
+        for p in document["paths"]["/v1/clusters"]["get"]["parameters"]
+        if p["in"] == "query"
+    }
+    assert query["marker"]["pattern"].startswith("^([0-9a-f]{8}")
+    assert "ACTIVE" in query["status"]["enum"]
+    assert query["show_nodes"] == {"type": "boolean"}

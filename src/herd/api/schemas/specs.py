@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import ConfigDict, Field
+from pydantic.config import JsonDict
 
 from herd.api.schemas.base import (
     JsonMap,
@@ -21,7 +22,7 @@ SPEC_DESCRIPTION = (
 )
 #: a spec is a map or YAML text; the service refuses its absence ("'spec' is a required
 #: property") after the name's checks, so the field has a default
-SPEC_SCHEMA = {"type": ["object", "string"]}
+SPEC_SCHEMA: JsonDict = {"type": ["object", "string"]}
 SPEC_REQUIRED = ConfigDict(json_schema_extra=also_required("spec"))
 
 
