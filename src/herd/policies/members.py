@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
-from herd.policies.columns import IntArray, NodeColumns, removal_ranks
+from herd.policies.columns import IntArray, NodeColumns, base_ranks, state_ranks
 from herd.policies.kept_order import ORDER_COLUMNS, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
@@ -309,8 +309,10 @@ def _replaced(
     return array
 
 
+#: the derived key of the ranks a member's state does not change (``columns.base_ranks``)
+_BASE = "base-ranks"
 #: what a table's columns cache that does not depend on the removal ranks
-_RANK_FREE = ("order-", "place-", "unprotected", "zone", "region")
+_RANK_FREE = ("order-", "place-", "unprotected", "zone", "region", _BASE)
 
 
 def _with_states(
@@ -336,15 +338,20 @@ def _with_states(
     if lists["status"] is old.status and lists["health"] is old.health:
         return table
     cols = table.columns
-    ranks = removal_ranks(
-        cols.created_at[at], list(map(old.tainted.__getitem__, at)), now["health"], now["status"]
-    )
+    where = np.fromiter(at, np.int64, len(at))
+    # What ranks a member besides its state (tainted, never created) is kept per table.
+    base = cols.derived.get_or_build(_BASE, lambda: base_ranks(cols.created_at, old.tainted))
+    ranks = state_ranks(base[where], now["health"], now["status"])
+    bucket = cols.bucket
+    if bool((bucket[where] != ranks).any()):
+        bucket = bucket.copy()
+        bucket[where] = ranks
     columns = NodeColumns(
         ids=cols.ids,
         zone=cols.zone,
         region=cols.region,
         index=cols.index,
-        bucket=_replaced(cols.bucket, ranks, at, list(range(len(at)))),
+        bucket=bucket,
         created_at=cols.created_at,
         profile_created_at=cols.profile_created_at,
         deletion_cost=cols.deletion_cost,

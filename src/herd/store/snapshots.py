@@ -113,8 +113,10 @@ _MEMBER_COLUMNS = (
     NodeRow.id,
     NodeRow.name,
     NodeRow.index,
-    NodeRow.status,
-    NodeRow.health,
+    # Plain strings, interned by _table (not one enum member per row through EnumText):
+    # an enum member's hash is a Python call, and patches and rankings look these up.
+    type_coerce(NodeRow.status, String),
+    type_coerce(NodeRow.health, String),
     NodeRow.created_at,
     ProfileRow.created_at,
     NodeRow.data[("placement", "zone")].as_string(),
@@ -254,6 +256,8 @@ def _table(rows: Sequence[Sequence[object]]) -> MemberTable:
         return MemberTable(MemberLists([], [], [], [], [], [], [], [], [], [], [], [], []))
     (ids, names, index, status, health, created, profile_created, zone, region, meta,
      tainted, physical) = (list(column) for column in zip(*rows, strict=True))  # fmt: skip
+    # One string object per status and health value, shared with the change log's values.
+    status, health = list(map(intern, status)), list(map(intern, health))
     protected: list[bool] = [False] * len(ids)
     costs: list[float] = [0.0] * len(ids)
     for position, raw in enumerate(meta):
