@@ -183,7 +183,7 @@ def read_changed_members(
     """
     connection = session.connection()
     params = {"cluster_id": cluster_id, "since": since}
-    # From the driver's cursor: SQLAlchemy's handling of 1,000 rows cost twice SQLite's read.
+    # Rows from the driver's cursor: a quarter less CPU than Core's rows for 1,000 changes.
     logged = driver_rows(connection, _logged_changes(), {**params, "limit": limit + 1})
     if len(logged) > limit:
         return None
