@@ -318,19 +318,26 @@ _RANK_FREE = ("order-", "place-", "unprotected", "zone", "region", _BASE)
 def _with_states(
     table: MemberTable, states: Mapping[str, tuple[str | None, str | None]]
 ) -> MemberTable | None:
-    positions = table.position_of()
-    heres = [positions.get(node_id) for node_id in states]
-    if None in heres:
+    try:
+        at = list(map(table.position_of().__getitem__, states))
+    except KeyError:
         return None
-    at: list[int] = heres  # type: ignore[assignment]
     old = table.lists
     lists = {"status": old.status, "health": old.health}
     now: dict[str, list[str]] = {}
     for name, which in (("status", 0), ("health", 1)):
         held = lists[name]
-        now[name] = [held[p] if v[which] is None else v[which]  # type: ignore[misc]
-                     for p, v in zip(at, states.values(), strict=True)]  # fmt: skip
-        if list(map(held.__getitem__, at)) != now[name]:
+        given = [v[which] for v in states.values()]
+        before = list(map(held.__getitem__, at))
+        # Usually every changed member has a new status and keeps its health (or the
+        # reverse): then one side is the log's values and the other the held ones.
+        if None not in given:
+            now[name] = given  # type: ignore[assignment]
+        elif given.count(None) == len(given):
+            now[name] = before
+        else:
+            now[name] = [b if v is None else v for b, v in zip(before, given, strict=True)]
+        if before != now[name]:
             values = list(held)
             for here, value in zip(at, now[name], strict=True):
                 values[here] = value
@@ -361,5 +368,5 @@ def _with_states(
     updated = MemberTable(
         dataclasses.replace(old, status=lists["status"], health=lists["health"]), columns
     )
-    updated._positions = positions
+    updated._positions = table._positions
     return updated
