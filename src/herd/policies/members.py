@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
-from herd.policies.columns import IntArray, NodeColumns, removal_ranks
+from herd.policies.columns import IntArray, NodeColumns, base_ranks, state_ranks
 from herd.policies.kept_order import ORDER_COLUMNS, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
@@ -309,26 +309,35 @@ def _replaced(
     return array
 
 
+#: the derived key of the ranks a member's state does not change (``columns.base_ranks``)
+_BASE = "base-ranks"
 #: what a table's columns cache that does not depend on the removal ranks
-_RANK_FREE = ("order-", "place-", "unprotected", "zone", "region")
+_RANK_FREE = ("order-", "place-", "unprotected", "zone", "region", _BASE)
 
 
 def _with_states(
     table: MemberTable, states: Mapping[str, tuple[str | None, str | None]]
 ) -> MemberTable | None:
-    positions = table.position_of()
-    heres = [positions.get(node_id) for node_id in states]
-    if None in heres:
+    try:
+        at = list(map(table.position_of().__getitem__, states))
+    except KeyError:
         return None
-    at: list[int] = heres  # type: ignore[assignment]
     old = table.lists
     lists = {"status": old.status, "health": old.health}
     now: dict[str, list[str]] = {}
     for name, which in (("status", 0), ("health", 1)):
         held = lists[name]
-        now[name] = [held[p] if v[which] is None else v[which]  # type: ignore[misc]
-                     for p, v in zip(at, states.values(), strict=True)]  # fmt: skip
-        if list(map(held.__getitem__, at)) != now[name]:
+        given = [v[which] for v in states.values()]
+        before = list(map(held.__getitem__, at))
+        # Usually every changed member has a new status and keeps its health (or the
+        # reverse): then one side is the log's values and the other the held ones.
+        if None not in given:
+            now[name] = given  # type: ignore[assignment]
+        elif given.count(None) == len(given):
+            now[name] = before
+        else:
+            now[name] = [b if v is None else v for b, v in zip(before, given, strict=True)]
+        if before != now[name]:
             values = list(held)
             for here, value in zip(at, now[name], strict=True):
                 values[here] = value
@@ -336,15 +345,20 @@ def _with_states(
     if lists["status"] is old.status and lists["health"] is old.health:
         return table
     cols = table.columns
-    ranks = removal_ranks(
-        cols.created_at[at], list(map(old.tainted.__getitem__, at)), now["health"], now["status"]
-    )
+    where = np.fromiter(at, np.int64, len(at))
+    # What ranks a member besides its state (tainted, never created) is kept per table.
+    base = cols.derived.get_or_build(_BASE, lambda: base_ranks(cols.created_at, old.tainted))
+    ranks = state_ranks(base[where], now["health"], now["status"])
+    bucket = cols.bucket
+    if bool((bucket[where] != ranks).any()):
+        bucket = bucket.copy()
+        bucket[where] = ranks
     columns = NodeColumns(
         ids=cols.ids,
         zone=cols.zone,
         region=cols.region,
         index=cols.index,
-        bucket=_replaced(cols.bucket, ranks, at, list(range(len(at)))),
+        bucket=bucket,
         created_at=cols.created_at,
         profile_created_at=cols.profile_created_at,
         deletion_cost=cols.deletion_cost,
@@ -354,5 +368,5 @@ def _with_states(
     updated = MemberTable(
         dataclasses.replace(old, status=lists["status"], health=lists["health"]), columns
     )
-    updated._positions = positions
+    updated._positions = table._positions
     return updated

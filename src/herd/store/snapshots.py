@@ -13,7 +13,16 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from sys import intern
 from typing import Any
 
-from sqlalchemy import Integer, Select, String, bindparam, select, type_coerce
+from sqlalchemy import (
+    Integer,
+    Select,
+    String,
+    bindparam,
+    func,
+    literal_column,
+    select,
+    type_coerce,
+)
 from sqlalchemy.orm import Session
 
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
@@ -113,8 +122,10 @@ _MEMBER_COLUMNS = (
     NodeRow.id,
     NodeRow.name,
     NodeRow.index,
-    NodeRow.status,
-    NodeRow.health,
+    # Plain strings, interned by _table (not one enum member per row through EnumText):
+    # an enum member's hash is a Python call, and patches and rankings look these up.
+    type_coerce(NodeRow.status, String),
+    type_coerce(NodeRow.health, String),
     NodeRow.created_at,
     ProfileRow.created_at,
     NodeRow.data[("placement", "zone")].as_string(),
@@ -152,6 +163,50 @@ def _logged_changes() -> Select[str, str, str | None, str | None]:
 
 
 @functools.cache
+def _logged_by_state() -> AnySelect:
+    """The member changes logged after a revision, one row per kind and new state: how
+    many, and the ids, space-separated (herd's node ids are UUIDs).
+
+    The usual log (each member once, its state alone changed) comes out in a few rows:
+    a third less CPU than a row per member (1,000 changes: 3 rows).
+    """
+    return (
+        select(
+            MemberChangeRow.fields,
+            MemberChangeRow.status,
+            MemberChangeRow.health,
+            func.count(),
+            # A literal separator: a bound one is a post-compile parameter, which the SQL
+            # text driver_rows keeps cannot carry.
+            func.aggregate_strings(MemberChangeRow.node_id, literal_column("' '")),  # type: ignore[arg-type]
+        )
+        .where(
+            MemberChangeRow.cluster_id == bindparam("cluster_id"),
+            MemberChangeRow.revision > bindparam("since"),
+        )
+        .group_by(MemberChangeRow.fields, MemberChangeRow.status, MemberChangeRow.health)
+    )
+
+
+def _states_alone(
+    groups: Sequence[tuple[Any, ...]],
+) -> dict[str, member_revisions.State] | None:
+    """The new states of :func:`_logged_by_state`'s groups; None unless every change is a
+    state change and no member is logged twice (then the log's order matters)."""
+    states: dict[str, member_revisions.State] = {}
+    total = 0
+    for fields, status, health, count, ids in groups:
+        if fields != member_revisions.STATE:
+            return None
+        names = ids.split(" ")
+        if len(names) != count:
+            return None
+        total += count
+        states.update(dict.fromkeys(names, (status and intern(status), health and intern(health))))
+    return states if len(states) == total else None
+
+
+@functools.cache
 def _rewritten_members() -> Select[Any]:
     """Every column of the members whose whole row was logged after a revision."""
     return (
@@ -181,19 +236,19 @@ def read_changed_members(
     """
     connection = session.connection()
     params = {"cluster_id": cluster_id, "since": since}
-    # From the driver's cursor: SQLAlchemy's handling of 1,000 rows cost twice SQLite's read.
+    # Usually each member is logged once, for its state: then the groups are the answer.
+    # Rows from the driver's cursor: a quarter less CPU than Core's rows.
+    groups = driver_rows(connection, _logged_by_state(), params)
+    if sum(group[3] for group in groups) > limit:
+        return None
+    alone = _states_alone(groups)
+    if alone is not None:
+        return MemberChanges((), _NO_MEMBERS, alone)
     logged = driver_rows(connection, _logged_changes(), {**params, "limit": limit + 1})
     if len(logged) > limit:
         return None
-    # Usually each member is logged once, for its state: then the log is the answer.
-    states: dict[str, member_revisions.State] = {
-        node_id: (status and intern(status), health and intern(health))
-        for node_id, _, status, health in logged
-    }
-    if len(states) == len(logged) and {row[1] for row in logged} <= {member_revisions.STATE}:
-        return MemberChanges((), _NO_MEMBERS, states)
     rewritten: set[str] = set()
-    states = {}
+    states: dict[str, member_revisions.State] = {}
     for node_id, fields, status, health in logged:
         status, health = status and intern(status), health and intern(health)
         if fields != member_revisions.STATE:
@@ -254,6 +309,8 @@ def _table(rows: Sequence[Sequence[object]]) -> MemberTable:
         return MemberTable(MemberLists([], [], [], [], [], [], [], [], [], [], [], [], []))
     (ids, names, index, status, health, created, profile_created, zone, region, meta,
      tainted, physical) = (list(column) for column in zip(*rows, strict=True))  # fmt: skip
+    # One string object per status and health value, shared with the change log's values.
+    status, health = list(map(intern, status)), list(map(intern, health))
     protected: list[bool] = [False] * len(ids)
     costs: list[float] = [0.0] * len(ids)
     for position, raw in enumerate(meta):

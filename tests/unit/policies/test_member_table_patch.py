@@ -150,3 +150,57 @@ def _plain(node_id: str, index: int) -> dict[str, Any]:
         "tainted": False,
         "physical_id": f"p-{node_id}",
     }
+
+
+@st.composite
+def state_changes(draw: Any) -> tuple[list[dict[str, Any]], list[dict[str, tuple[Any, Any]]]]:
+    """Members, then a few rounds of new states (None: that one unchanged) for some."""
+    count = draw(st.integers(1, 30))
+    rows = [member(f"m{i}", i * 2, draw) for i in range(count)]
+    rounds = []
+    for _ in range(draw(st.integers(1, 4))):
+        changed = draw(st.sets(st.integers(0, count - 1), max_size=count))
+        rounds.append(
+            {
+                f"m{i}": (
+                    draw(st.one_of(st.none(), st.sampled_from(STATUSES))),
+                    draw(st.one_of(st.none(), st.sampled_from(HEALTH))),
+                )
+                for i in sorted(changed)
+            }
+        )
+    return rows, rounds
+
+
+@settings(max_examples=300, deadline=None)
+@given(state_changes())
+def test_new_states_equal_a_table_built_afresh(
+    case: tuple[list[dict[str, Any]], list[dict[str, tuple[Any, Any]]]],
+) -> None:
+    """with_states, round after round, carries the kept orders and ranks as the table read
+    again would."""
+    rows, rounds = case
+    table = table_of(rows)
+    table.columns.group_codes("zone")
+    for round_ in rounds:
+        for criteria in Criteria:  # the decisions that keep orders and broken lists
+            rank_victims(table, 5, criteria, 3)
+        kept = table.columns.derived.with_prefix("order-")
+        patched = table.with_states(round_)
+        assert patched is not None
+        for row in rows:
+            status, health = round_.get(row["ids"], (None, None))
+            row["status"] = row["status"] if status is None else status
+            row["health"] = row["health"] if health is None else health
+        expected = table_of(rows)
+        assert patched.lists == expected.lists
+        assert np.array_equal(patched.columns.bucket, expected.columns.bucket)
+        assert patched.columns.derived.with_prefix("order-").keys() == kept.keys()
+        for criteria in Criteria:
+            assert rank_victims(patched, 7, criteria, 3) == rank_victims(expected, 7, criteria, 3)
+            quotas = {"AZ1": 2, "AZ2": 3}
+            assert rank_victims_by_group(patched, quotas, "zone", criteria, 3) == (
+                rank_victims_by_group(expected, quotas, "zone", criteria, 3)
+            )
+        table = patched
+    assert table.with_states({"nobody": ("ERROR", None)}) is None
