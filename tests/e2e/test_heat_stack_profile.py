@@ -9,6 +9,8 @@ needed. The test reads Heat's REST API as alice to see what herd did there.
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -255,7 +257,7 @@ def test_a_stack_heat_fails_makes_an_error_node_and_leaves_nothing(
 
 
 def test_a_node_shown_with_details_reads_its_stack_from_heat(
-    api: httpx.Client, heat_api: httpx.Client
+    api: httpx.Client, heat_api: httpx.Client, heat: HeatBed
 ) -> None:
     made = api.post(
         "/v1/nodes",
@@ -281,6 +283,20 @@ def test_a_node_shown_with_details_reads_its_stack_from_heat(
         n for n in api.get("/v1/nodes?show_details=true").json()["nodes"] if n["id"] == node_id
     ]
     assert listed["details"]["stack_status"] == "CREATE_COMPLETE"
+
+    # heat-api stopped (SIGSTOP: connections are accepted, nothing answers): the stored
+    # details after herd's bound, saying so
+    api_group = next(s for s in heat.services if s.name == "heat-api").pid
+    os.killpg(api_group, signal.SIGSTOP)
+    try:
+        details = api.get(f"/v1/nodes/{node_id}?show_details=true").json()["node"]["details"]
+    finally:
+        os.killpg(api_group, signal.SIGCONT)
+    assert details["Error"]["code"] == 504, details
+    assert details["Error"]["message"].startswith(
+        "the os.heat.stack backend did not answer in 10 s; "
+    ), details
+    assert details["stack_status"] == "CREATE_COMPLETE"
 
     # the stack deleted in Heat: the stored details, and Heat's answer saying so
     assert heat_api.delete(f"/stacks/{name}/{stack_id}").status_code == 204

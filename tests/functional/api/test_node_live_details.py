@@ -109,7 +109,7 @@ def test_a_backend_that_does_not_answer_in_time_shows_the_stored_details(
         driver.release.set()
     assert details["stack_status"] == "CREATE_COMPLETE"
     assert details["Error"]["code"] == 504
-    assert details["Error"]["message"].startswith("the backend did not answer in 0.2 s; ")
+    assert details["Error"]["message"].startswith("the herd.sim backend did not answer in 0.2 s; ")
 
 
 def test_a_node_without_a_resource_is_not_asked(live: tuple[TestClient, LiveSim]) -> None:

@@ -74,7 +74,9 @@ async def refresh(services: Services, view: NodeView) -> NodeView:
             asyncio.to_thread(driver.current_details, ref), timeout=TIMEOUT
         )
     except TimeoutError:
-        return _stale(view, 504, f"the backend did not answer in {TIMEOUT:g} s")
+        return _stale(
+            view, 504, f"the {driver.profile_type} backend did not answer in {TIMEOUT:g} s"
+        )
     except DriverError as exc:
         return _stale(view, 404 if isinstance(exc, ResourceGone) else 503, str(exc))
     except Exception as exc:  # a driver bug must not make the node unreadable
