@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import make_node, make_profile, set_row
+from tests.waiting import wait_for
 
 from herd.api.services import live_details
 from herd.config import Settings
@@ -110,6 +111,29 @@ def test_a_backend_that_does_not_answer_in_time_shows_the_stored_details(
     assert details["stack_status"] == "CREATE_COMPLETE"
     assert details["Error"]["code"] == 504
     assert details["Error"]["message"].startswith("the herd.sim backend did not answer in 0.2 s; ")
+
+
+def test_reads_the_backend_has_not_answered_hold_their_slots(
+    live: tuple[TestClient, LiveSim], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, driver = live
+    node = _node(client)
+    monkeypatch.setattr(live_details, "TIMEOUT", 0.2)
+    monkeypatch.setattr(live_details, "READS_IN_FLIGHT", 1)
+    driver.answer = "hang"
+    try:
+        assert _details(client, node)["Error"]["code"] == 504
+        busy = _details(client, node)  # the first read still waits for the backend
+        assert len(driver.asked) == 1
+    finally:
+        driver.release.set()
+    assert busy["Error"]["code"] == 503 and busy["stack_status"] == "CREATE_COMPLETE"
+    assert busy["Error"]["message"].startswith(
+        "1 earlier reads of the herd.sim backend are unanswered; "
+    )
+    driver.answer = {"stack_status": "UPDATE_COMPLETE"}
+    # the hung read ends and gives its slot back
+    wait_for(lambda: "Error" not in _details(client, node), 30, 0.1)
 
 
 def test_a_node_without_a_resource_is_not_asked(live: tuple[TestClient, LiveSim]) -> None:

@@ -11,7 +11,9 @@ Senlin's ``Error`` key (``code``, ``message``) saying why they may be stale.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import threading
 from typing import Any
 
 from herd.api.deps import Services, run_database
@@ -24,6 +26,8 @@ log = logging.getLogger(__name__)
 
 #: seconds a node show waits for the backend before it shows the stored details
 TIMEOUT = 10.0
+#: backend reads in flight per API process; more node shows get the stored details at once
+READS_IN_FLIGHT = 4
 #: how many profiles' drivers and properties are remembered
 CACHED_PROFILES = 1024
 
@@ -70,9 +74,12 @@ async def refresh(services: Services, view: NodeView) -> NodeView:
     driver, properties = target
     ref = ResourceRef(view["id"], view["physical_id"], view.get("data") or {}, properties)
     try:
-        current = await asyncio.wait_for(
-            asyncio.to_thread(driver.current_details, ref), timeout=TIMEOUT
+        current = await _read(services, driver, ref)
+    except _Busy:
+        busy = (
+            f"{READS_IN_FLIGHT} earlier reads of the {driver.profile_type} backend are unanswered"
         )
+        return _stale(view, 503, busy)
     except TimeoutError:
         return _stale(
             view, 504, f"the {driver.profile_type} backend did not answer in {TIMEOUT:g} s"
@@ -85,6 +92,47 @@ async def refresh(services: Services, view: NodeView) -> NodeView:
     if current is not None:
         view["details"] = current
     return view
+
+
+class _Busy(Exception):
+    """Every slot for backend reads is taken (by reads the backend has not answered)."""
+
+
+async def _read(services: Services, driver: Driver, ref: ResourceRef) -> dict[str, Any] | None:
+    """``driver.current_details(ref)`` on a thread of its own, within :data:`TIMEOUT`.
+
+    A backend that hangs keeps its thread (openstacksdk's calls have no timeout of their
+    own) and one of :data:`READS_IN_FLIGHT` slots until it answers: the API's other work
+    and the engine's calls to the same cloud are never starved by node shows.
+    """
+    slots: threading.BoundedSemaphore = services.extra.setdefault(
+        "live_details_slots", threading.BoundedSemaphore(READS_IN_FLIGHT)
+    )
+    if not slots.acquire(blocking=False):
+        raise _Busy
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[dict[str, Any] | None] = loop.create_future()
+
+    def settle(result: dict[str, Any] | None, error: BaseException | None) -> None:
+        if done.done():  # the show stopped waiting
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)
+
+    def work() -> None:
+        try:
+            result, error = driver.current_details(ref), None
+        except Exception as exc:
+            result, error = None, exc
+        finally:
+            slots.release()
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, name="herd-live-details", daemon=True).start()
+    return await asyncio.wait_for(done, timeout=TIMEOUT)
 
 
 def _stale(view: NodeView, code: int, message: str) -> NodeView:
