@@ -164,7 +164,16 @@ class HeatStackDriver(HeatAdoptionMixin, Driver):
         region = _region(request.properties)
         conn = self.node_connection(request.node_id, region)
         if self.trusts is not None:  # Heat may accept a cached token of a dead trust
-            self.trusts.recheck(request.node_id, region)
+            try:
+                self.trusts.recheck(request.node_id, region)
+            except DriverError:
+                raise
+            except Exception as exc:  # keystoneauth's own: Keystone did not answer
+                raise DriverError(
+                    f"Keystone could not be asked for a token through the trust: "
+                    f"{nova_message(exc)}",
+                    retryable=True,
+                ) from None
         timeout = operation_timeout(request.properties, self.options.timeout)
         found = find_by_tag(self.cloud, conn, node_tag(request.node_id))
         for extra in found[1:]:  # never more than one stack per node
