@@ -9,6 +9,8 @@ needed. The test reads Heat's REST API as alice to see what herd did there.
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -54,6 +56,17 @@ FAILING = {
     "heat_template_version": "2018-08-31",
     "resources": {
         "boom": {"type": "OS::Heat::TestResource", "properties": {"fail": True, "value": "x"}}
+    },
+}
+
+# a create Heat cannot finish within the profile's one-minute timeout
+SLOW = {
+    "heat_template_version": "2018-08-31",
+    "resources": {
+        "slow": {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": "x", "action_wait_secs": {"create": 3600}},
+        }
     },
 }
 
@@ -238,6 +251,82 @@ def test_a_stack_heat_fails_makes_an_error_node_and_leaves_nothing(
     assert "CREATE_FAILED" in node["status_reason"], node["status_reason"]
     assert "Test Resource failed" in node["status_reason"], node["status_reason"]
     assert "was deleted" in node["status_reason"]
+    assert stacks(heat_api) == {}
+    action = finish(api, api.delete(f"/v1/nodes/{node['id']}"))
+    assert action["status"] == "SUCCEEDED", action["status_reason"]
+
+
+def test_a_node_shown_with_details_reads_its_stack_from_heat(
+    api: httpx.Client, heat_api: httpx.Client, heat: HeatBed
+) -> None:
+    made = api.post(
+        "/v1/nodes",
+        json={"node": {"name": "shown", "profile_id": profile(api, "stack-shown", template(10))}},
+    )
+    assert finish(api, made)["status"] == "SUCCEEDED"
+    node_id = made.json()["node"]["id"]
+    stack_id = api.get(f"/v1/nodes/{node_id}").json()["node"]["physical_id"]
+    name = stack(heat_api, stack_id)["stack_name"]
+
+    # someone updates the stack in Heat, not through herd
+    changed = heat_api.patch(f"/stacks/{name}/{stack_id}", json={"template": template(20)})
+    assert changed.status_code == 202, changed.text
+    wait_for(
+        lambda: stack(heat_api, stack_id)["stack_status"] == "UPDATE_COMPLETE", ACTION_WAIT, 1.0
+    )
+    details = api.get(f"/v1/nodes/{node_id}?show_details=true").json()["node"]["details"]
+    assert details["stack_status"] == "UPDATE_COMPLETE" and "Error" not in details, details
+    assert len(details["outputs"][0]["output_value"]) == 20
+    assert f"cluster_node_id={node_id}" in details["tags"]
+    # a list shows what herd stored (one Heat read per listed node would be too many)
+    [listed] = [
+        n for n in api.get("/v1/nodes?show_details=true").json()["nodes"] if n["id"] == node_id
+    ]
+    assert listed["details"]["stack_status"] == "CREATE_COMPLETE"
+
+    # heat-api stopped (SIGSTOP: connections are accepted, nothing answers): the stored
+    # details after herd's bound, saying so
+    api_group = next(s for s in heat.services if s.name == "heat-api").pid
+    os.killpg(api_group, signal.SIGSTOP)
+    try:
+        details = api.get(f"/v1/nodes/{node_id}?show_details=true").json()["node"]["details"]
+    finally:
+        os.killpg(api_group, signal.SIGCONT)
+    assert details["Error"]["code"] == 504, details
+    assert details["Error"]["message"].startswith(
+        "the os.heat.stack backend did not answer in 10 s; "
+    ), details
+    assert details["stack_status"] == "CREATE_COMPLETE"
+
+    # the stack deleted in Heat: the stored details, and Heat's answer saying so
+    assert heat_api.delete(f"/stacks/{name}/{stack_id}").status_code == 204
+    wait_for(lambda: stack_id not in stacks(heat_api), ACTION_WAIT, 1.0)
+    details = api.get(f"/v1/nodes/{node_id}?show_details=true").json()["node"]["details"]
+    assert details["Error"]["code"] == 404, details
+    assert f"stack {stack_id} does not exist" in details["Error"]["message"]
+    assert details["stack_status"] == "CREATE_COMPLETE"  # the last ones herd knew
+    action = finish(api, api.delete(f"/v1/nodes/{node_id}"))
+    assert action["status"] == "SUCCEEDED", action["status_reason"]
+
+
+def test_a_stack_past_its_timeout_makes_an_error_node_and_leaves_nothing(
+    api: httpx.Client, heat_api: httpx.Client
+) -> None:
+    body = spec(SLOW)
+    body["properties"]["timeout"] = 1  # minutes: Heat's timeout_mins, and herd's wait
+    made = api.post("/v1/profiles", json={"profile": {"name": "stack-slow", "spec": body}})
+    assert made.status_code == 201, made.text
+    made = api.post(
+        "/v1/nodes", json={"node": {"name": "slow", "profile_id": made.json()["profile"]["id"]}}
+    )
+    action = finish(api, made)
+    assert action["status"] == "FAILED", action["status_reason"]
+    node = api.get(f"/v1/nodes/{made.json()['node']['id']}").json()["node"]
+    assert node["status"] == "ERROR"
+    reason = node["status_reason"]
+    # Heat's own verdict ("Create timed out"), or herd's when Heat is late to give it
+    assert "timed out" in reason, reason
+    assert "was deleted" in reason, reason
     assert stacks(heat_api) == {}
     action = finish(api, api.delete(f"/v1/nodes/{node['id']}"))
     assert action["status"] == "SUCCEEDED", action["status_reason"]

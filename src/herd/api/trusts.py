@@ -97,6 +97,10 @@ class TrustMaker:
                 "trustee_user_id": self.trustee_id(),
                 "project_id": project,
                 "impersonation": True,
+                # as Senlin's: Heat makes its own trust from the token herd gets with this
+                # one (for its deferred operations), which Keystone allows only from a
+                # trust that may be redelegated
+                "allow_redelegation": True,
                 "roles": [{"name": role} for role in roles],
             }
         }

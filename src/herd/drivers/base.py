@@ -84,6 +84,10 @@ class ResourceEvent:
 ResourceListener = Callable[[ResourceEvent], None]
 
 
+class ResourceGone(DriverError):
+    """The backend no longer has the resource (``current_details``)."""
+
+
 class Driver(ABC):
     """Base class of drivers, registered under a profile type such as ``herd.process-1.0``."""
 
@@ -192,6 +196,17 @@ class Driver(ABC):
             DriverError: the driver cannot rebuild, or the rebuild failed.
         """
         raise DriverError(f"profile type {self.profile_type} cannot REBUILD a node")
+
+    def current_details(self, ref: ResourceRef) -> dict[str, Any] | None:
+        """The resource's details as the backend has them now, for one node shown with
+        ``show_details`` (``herd.api.services.live_details``); None (the default): the
+        stored ``data`` are the details. Called from an API thread, bounded by the API.
+
+        Raises:
+            ResourceGone: the backend no longer has the resource.
+            DriverError: the backend could not be asked.
+        """
+        return None
 
     # -- events (LIFECYCLE_EVENTS) ------------------------------------------------------
 

@@ -81,6 +81,7 @@ def test_a_trust_is_made_with_the_callers_token_for_herds_service_user(
             "trustee_user_id": "herd-user-id",
             "project_id": "p-1",
             "impersonation": True,
+            "allow_redelegation": True,  # Heat makes its own trust from herd's
             "roles": [{"name": "member"}, {"name": "reader"}],
         }
     }

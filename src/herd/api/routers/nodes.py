@@ -17,7 +17,7 @@ from herd.api.openapi import DELETE_ACCEPTED, answers
 from herd.api.schemas.cluster_actions import NodeActionRequest
 from herd.api.schemas.clusters import DeleteRequest
 from herd.api.schemas.nodes import NodeCreate, NodeUpdate
-from herd.api.services import node_batches, node_reads
+from herd.api.services import live_details, node_batches, node_reads
 from herd.api.services import nodes as service
 from herd.api.services.common import location
 from herd.api.view_models import NodeView
@@ -33,9 +33,9 @@ def _list(services: Services, ctx: RequestContext, params: pagination.ListParams
         return dumps({"nodes": node_reads.list_nodes(session, ctx, params)})
 
 
-def _get(services: Services, ctx: RequestContext, node_id: str, details: bool) -> bytes:
+def _get(services: Services, ctx: RequestContext, node_id: str, details: bool) -> NodeView:
     with services.database.read_connection() as connection:
-        return dumps({"node": node_reads.get_node(connection, ctx, node_id, details)})
+        return node_reads.get_node(connection, ctx, node_id, details)
 
 
 @router.get(
@@ -78,9 +78,15 @@ async def get_node(node_id: str, request: Request) -> Response:
         row = await batcher.read(node_id)
         if row is not None and node_batches.visible(ctx, row):
             view = node_view_from_values(row, ctx.version, details)
-            return Response(dumps({"node": view}), media_type="application/json")
-    body = await run_database(services, _get, services, ctx, node_id, details)
-    return Response(body, media_type="application/json")
+            return await _shown(services, view, details)
+    view = await run_database(services, _get, services, ctx, node_id, details)
+    return await _shown(services, view, details)
+
+
+async def _shown(services: Services, view: NodeView, details: bool) -> Response:
+    if details:  # the backend's current view, for drivers that can give it
+        view = await live_details.refresh(services, view)
+    return Response(dumps({"node": view}), media_type="application/json")
 
 
 @router.patch("/{node_id}", status_code=202, responses=answers("node", NodeView, status=202))

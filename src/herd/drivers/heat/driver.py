@@ -5,12 +5,14 @@ tagged as Senlin tagged it plus this herd's owner tag), then a wait for CREATE_C
 a stack that fails (or is rolled back) is deleted and the node fails with Heat's reason,
 so nothing half made is left. Delete waits until Heat no longer has the stack (a 404 is
 success). A new profile updates the stack in place (PUT, then UPDATE_COMPLETE). Check
-reads the stack's status. The node's details are the stack's status and outputs. Adopting
-a stack is :mod:`herd.drivers.heat.adopt`.
+reads the stack's status. The node's details are the stack's status, outputs, parameters
+and tags, stored after create and update and read again from Heat when one node is shown
+(``current_details``). Adopting a stack is :mod:`herd.drivers.heat.adopt`.
 
 The cloud is the Nova driver's (:class:`herd.drivers.nova.cloud.NovaCloud`, its limits and
 retries) with its own clouds.yaml entry, ``HERD_HEAT_CLOUD`` (default: Nova's); with
-Keystone trusts (``nova_trusts``) each node acts through its owner's trust.
+Keystone trusts (``nova_trusts``) each node acts through its owner's trust, which is
+checked with Keystone before each stack create (Heat caches token validations).
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar, cast
 
-from herd.drivers.base import CreatedResource, Driver, HealthReport, NodeRequest, ResourceRef
+from herd.drivers.base import (
+    CreatedResource,
+    Driver,
+    HealthReport,
+    NodeRequest,
+    ResourceGone,
+    ResourceRef,
+)
 from herd.drivers.heat.adopt import HeatAdoptionMixin
 from herd.drivers.heat.sdk import HeatConnection
 from herd.drivers.heat.spec import PROPERTIES_SCHEMA, validate_stack_properties
@@ -35,7 +44,7 @@ from herd.drivers.heat.stacks import (
     stack_tags,
     wait_for_action,
 )
-from herd.drivers.nova.cloud import NovaCloud, NovaOptions, nova_message
+from herd.drivers.nova.cloud import NovaCloud, NovaOptions, is_not_found, nova_message
 from herd.drivers.nova.trusts import TrustedConnections
 from herd.drivers.spec_values import fail
 from herd.errors import DriverError, InvalidSpec
@@ -154,6 +163,17 @@ class HeatStackDriver(HeatAdoptionMixin, Driver):
         """
         region = _region(request.properties)
         conn = self.node_connection(request.node_id, region)
+        if self.trusts is not None:  # Heat may accept a cached token of a dead trust
+            try:
+                self.trusts.recheck(request.node_id, region)
+            except DriverError:
+                raise
+            except Exception as exc:  # keystoneauth's own: Keystone did not answer
+                raise DriverError(
+                    f"Keystone could not be asked for a token through the trust: "
+                    f"{nova_message(exc)}",
+                    retryable=True,
+                ) from None
         timeout = operation_timeout(request.properties, self.options.timeout)
         found = find_by_tag(self.cloud, conn, node_tag(request.node_id))
         for extra in found[1:]:  # never more than one stack per node
@@ -257,6 +277,33 @@ class HeatStackDriver(HeatAdoptionMixin, Driver):
                 False, f"stack {ref.physical_id} is {status}: {stack.status_reason or ''}"
             )
         return HealthReport(True)
+
+    def current_details(self, ref: ResourceRef) -> dict[str, Any] | None:
+        """The stack as Heat has it now (status, outputs, parameters, tags), as Senlin's
+        ``do_get_details`` read it on every show: someone may have updated it in Heat.
+
+        One read, no retries (the API bounds the wait too).
+
+        Raises:
+            ResourceGone: Heat no longer has the stack.
+            DriverError: Heat could not be asked.
+        """
+        if not ref.physical_id:
+            return None
+        region = _region(ref.properties)
+        conn = self.node_connection(ref.node_id, region)
+        try:
+            stack = self.cloud.call_once(
+                "reading the stack", conn.orchestration.get_stack, ref.physical_id
+            )
+        except Exception as exc:
+            if is_not_found(exc):
+                stack = None
+            else:
+                raise
+        if stack is None or stack.status == "DELETE_COMPLETE":
+            raise ResourceGone(f"stack {ref.physical_id} does not exist in Heat")
+        return node_data(stack, region)
 
     # -- restart ---------------------------------------------------------------------------
 

@@ -21,6 +21,10 @@ from herd.errors import DriverError
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]")
 #: seconds between two reads of a stack's status
 POLL_INTERVAL = 1.0
+#: seconds herd waits beyond a profile's ``timeout``: Heat enforces that timeout itself
+#: (``timeout_mins``) and ends the stack ``CREATE_FAILED`` "Create timed out"; herd's own
+#: deadline is the backstop for a Heat that does not report in time
+HEAT_TIMEOUT_GRACE = 30.0
 
 
 class StackFailed(DriverError):
@@ -69,9 +73,12 @@ def stack_arguments(properties: Mapping[str, object]) -> dict[str, object]:
 
 
 def operation_timeout(properties: Mapping[str, object], default: float) -> float:
-    """The profile's ``timeout`` (minutes) in seconds, else herd's (``HERD_NOVA_TIMEOUT``)."""
+    """How long herd waits for an operation: the profile's ``timeout`` (minutes, which Heat
+    enforces too) plus :data:`HEAT_TIMEOUT_GRACE`, else herd's (``HERD_NOVA_TIMEOUT``)."""
     minutes = properties.get("timeout")
-    return float(minutes) * 60 if isinstance(minutes, int) and minutes > 0 else default
+    if isinstance(minutes, int) and minutes > 0:
+        return float(minutes) * 60 + HEAT_TIMEOUT_GRACE
+    return default
 
 
 def get_stack(cloud: NovaCloud, conn: HeatConnection, stack_id: str) -> HeatStack | None:
@@ -107,8 +114,8 @@ def wait_for_action(
             raise StackFailed(f"stack {stack_id} is {status}: {stack.status_reason or 'no reason'}")
         if time.monotonic() >= end:
             raise DriverError(
-                f"stack {stack_id} did not reach {action}_COMPLETE in {timeout:.0f} s "
-                f"(it is {status})"
+                f"stack {stack_id} timed out: it did not reach {action}_COMPLETE in "
+                f"{timeout:.0f} s (it is {status})"
             )
         cloud.pause(POLL_INTERVAL)
 

@@ -122,6 +122,23 @@ class TrustedConnections:
                 self._connections[key] = connection
         return connection
 
+    def recheck(self, node_id: str, region: str | None) -> None:
+        """Ask Keystone for a new token through ``node_id``'s trust now.
+
+        A service that caches token validations (keystonemiddleware keeps them for
+        minutes) accepts the token herd holds after the trust or its user is gone; Heat
+        then fails the create with an unrelated message. Herd asks before such a create.
+
+        Raises:
+            DriverError: no trust is stored for the node's owner.
+            TrustNotValid: Keystone refuses the trust.
+        """
+        session = getattr(self.connection(node_id, region), "session", None)
+        if session is None or session.auth is None:
+            return
+        session.auth.invalidate()
+        session.get_token()
+
     def _connect(self, trust: NodeTrust, region: str | None) -> NovaConnection:
         import openstack.connection  # heavy imports, only for those who use trusts
         from keystoneauth1 import session

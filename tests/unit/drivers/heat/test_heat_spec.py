@@ -8,7 +8,13 @@ import pytest
 
 from herd.drivers.base import NodeRequest
 from herd.drivers.heat.spec import PROPERTIES_SCHEMA, validate_stack_properties
-from herd.drivers.heat.stacks import operation_timeout, stack_arguments, stack_name, stack_tags
+from herd.drivers.heat.stacks import (
+    HEAT_TIMEOUT_GRACE,
+    operation_timeout,
+    stack_arguments,
+    stack_name,
+    stack_tags,
+)
 from herd.drivers.registry import DriverRegistry, default_driver_registry
 from herd.errors import InvalidSpec
 
@@ -134,7 +140,8 @@ def test_stack_fields_from_properties() -> None:
         "disable_rollback": True,
         "timeout_mins": 2,
     }
-    assert operation_timeout(props, 600.0) == 120.0
+    # Heat enforces the timeout itself; herd waits a little longer for Heat's own verdict
+    assert operation_timeout(props, 600.0) == 120.0 + HEAT_TIMEOUT_GRACE
     by_url = validate_stack_properties({"template_url": "http://t"})
     assert stack_arguments(by_url)["template_url"] == "http://t"
     assert "template" not in stack_arguments(by_url) and "timeout_mins" not in stack_arguments(

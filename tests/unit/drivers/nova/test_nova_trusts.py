@@ -115,6 +115,21 @@ def test_keystone_refusing_the_trust_is_the_clear_reason_never_a_retry(keystone:
     assert sent["identity"]["password"]["user"]["name"] == "herd"
 
 
+def test_recheck_is_a_login_through_the_trust_each_time(keystone: str) -> None:
+    """What Heat's create is preceded by (a cached token might still pass Heat's cache);
+    a token held before the recheck is the e2e test's case (tests/e2e/test_heat_trusts.py)."""
+    source = Source({"n1": NodeTrust("u-1", "p-1", "trust-1")})
+    connections = TrustedConnections(_auth(keystone), source)
+    try:
+        with pytest.raises(TrustNotValid):
+            connections.recheck("n1", None)
+        with pytest.raises(TrustNotValid):
+            connections.recheck("n1", None)
+    finally:
+        connections.close()
+    assert len(Refusing.requests) == 2  # one login per recheck
+
+
 def test_a_refused_trust_fails_the_create_through_the_driver(keystone: str) -> None:
     source = Source({"n1": NodeTrust("u-1", "p-1", "trust-1")})
     driver = NovaServerDriver(
