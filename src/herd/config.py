@@ -118,6 +118,10 @@ class Settings(BaseSettings):
     nova_timeout: float = Field(default=600.0, gt=0)
     #: retries of a request Nova answered 409, 429 or 503 (with exponential back-off)
     nova_retries: int = Field(default=5, ge=0)
+    #: seconds one request to the cloud may take (openstacksdk's ``api_timeout``): a cloud
+    #: that stops answering fails the call (retried as a lost connection) instead of holding
+    #: a thread for ever
+    nova_request_timeout: float = Field(default=60.0, gt=0, le=3600)
     #: what marks this herd's servers (a Nova tag derived from it); by default
     #: ``herd@<host>:<data_dir>``, so two herds on one cloud never take each other's
     nova_owner: str | None = None

@@ -52,6 +52,7 @@ from herd.api.routers import (
 )
 from herd.api.routers import policies as policy_routes
 from herd.api.routers import services as service_routes
+from herd.api.services import live_details
 from herd.api.ui import install_ui
 from herd.api.webhook_key import load_webhook_key
 from herd.config import Settings
@@ -172,6 +173,9 @@ def create_app(
                 services.engine.stop()
                 services.engine = None
             heartbeat.stop()
+            reads = services.extra.pop(live_details.BACKEND_READS, None)
+            if reads is not None:
+                reads.close()
             if owned_drivers is not None:
                 owned_drivers.close()
             if owns_regions and regions is not None:

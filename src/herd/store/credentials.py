@@ -92,5 +92,6 @@ def trusted_connections(settings: Settings, database: Database) -> TrustedConnec
         password=password.get_secret_value(),
         user_domain_name=settings.keystone_user_domain_name,
         region_name=settings.keystone_region_name,
+        request_timeout=settings.nova_request_timeout,
     )
     return TrustedConnections(auth, StoredTrusts(database))

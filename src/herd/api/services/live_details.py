@@ -11,9 +11,9 @@ Senlin's ``Error`` key (``code``, ``message``) saying why they may be stale.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from herd.api.deps import Services, run_database
@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 TIMEOUT = 10.0
 #: backend reads in flight per API process; more node shows get the stored details at once
 READS_IN_FLIGHT = 4
+#: where the app keeps its :class:`BackendReads` (``Services.extra``)
+BACKEND_READS = "live_details_reads"
 #: how many profiles' drivers and properties are remembered
 CACHED_PROFILES = 1024
 
@@ -98,41 +100,54 @@ class _Busy(Exception):
     """Every slot for backend reads is taken (by reads the backend has not answered)."""
 
 
-async def _read(services: Services, driver: Driver, ref: ResourceRef) -> dict[str, Any] | None:
-    """``driver.current_details(ref)`` on a thread of its own, within :data:`TIMEOUT`.
+class BackendReads:
+    """The API process's threads for backend reads of node details: at most
+    :data:`READS_IN_FLIGHT` at once, joined when the app stops (its lifespan calls
+    :meth:`close`). Each read is bounded by the cloud connection's own request timeout
+    (``nova_request_timeout``), so a hung backend frees its thread, and the join ends."""
 
-    A backend that hangs keeps its thread (openstacksdk's calls have no timeout of their
-    own) and one of :data:`READS_IN_FLIGHT` slots until it answers: the API's other work
-    and the engine's calls to the same cloud are never starved by node shows.
-    """
-    slots: threading.BoundedSemaphore = services.extra.setdefault(
-        "live_details_slots", threading.BoundedSemaphore(READS_IN_FLIGHT)
-    )
-    if not slots.acquire(blocking=False):
-        raise _Busy
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[dict[str, Any] | None] = loop.create_future()
+    def __init__(self, slots: int) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="herd-live-details")
+        self._free = threading.BoundedSemaphore(slots)
 
-    def settle(result: dict[str, Any] | None, error: BaseException | None) -> None:
-        if done.done():  # the show stopped waiting
-            return
-        if error is not None:
-            done.set_exception(error)
-        else:
-            done.set_result(result)
+    def submit(self, driver: Driver, ref: ResourceRef) -> Future[dict[str, Any] | None]:
+        """Start ``driver.current_details(ref)``.
 
-    def work() -> None:
+        Raises:
+            _Busy: every slot holds a read the backend has not answered.
+        """
+        if not self._free.acquire(blocking=False):
+            raise _Busy
         try:
-            result, error = driver.current_details(ref), None
-        except Exception as exc:
-            result, error = None, exc
-        finally:
-            slots.release()
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-            loop.call_soon_threadsafe(settle, result, error)
+            future = self._pool.submit(driver.current_details, ref)
+        except RuntimeError:  # closed: the app is stopping
+            self._free.release()
+            raise _Busy from None
+        future.add_done_callback(lambda _done: self._free.release())
+        return future
 
-    threading.Thread(target=work, name="herd-live-details", daemon=True).start()
-    return await asyncio.wait_for(done, timeout=TIMEOUT)
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def backend_reads(services: Services) -> BackendReads:
+    """This app's :class:`BackendReads` (made on first use; the lifespan closes it)."""
+    reads = services.extra.get(BACKEND_READS)
+    if reads is None:
+        reads = services.extra.setdefault(BACKEND_READS, BackendReads(READS_IN_FLIGHT))
+    assert isinstance(reads, BackendReads)
+    return reads
+
+
+async def _read(services: Services, driver: Driver, ref: ResourceRef) -> dict[str, Any] | None:
+    """``driver.current_details(ref)`` on an owned thread, waited for at most :data:`TIMEOUT`.
+
+    A read the show stopped waiting for keeps its thread and slot until the backend answers
+    or the connection's request timeout ends it: node shows never starve the API's other
+    work or the engine's calls to the same cloud.
+    """
+    future = backend_reads(services).submit(driver, ref)
+    return await asyncio.wait_for(asyncio.wrap_future(future), timeout=TIMEOUT)
 
 
 def _stale(view: NodeView, code: int, message: str) -> NodeView:

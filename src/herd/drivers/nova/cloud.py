@@ -54,6 +54,8 @@ class NovaOptions:
     cloud: str | None = None
     max_calls: int = 10
     timeout: float = 600.0
+    #: seconds one request may take (openstacksdk's ``api_timeout``)
+    request_timeout: float = 60.0
     retries: int = 5
     retry_delay: float = 0.5
     #: marks this herd's servers (their owner tag): two herds never touch each other's
@@ -89,6 +91,7 @@ class NovaOptions:
             cloud=settings.nova_cloud,
             max_calls=settings.nova_max_concurrent_calls,
             timeout=settings.nova_timeout,
+            request_timeout=settings.nova_request_timeout,
             retries=settings.nova_retries,
             owner=owner,
             notifications_url=url.get_secret_value() if url is not None else None,
@@ -171,7 +174,10 @@ class NovaCloud:
                 import openstack  # a heavy import, only for those who use Nova
 
                 connect = openstack.connect
-            kwargs: dict[str, Any] = {"cloud": self.options.cloud or os.environ.get("OS_CLOUD")}
+            kwargs: dict[str, Any] = {
+                "cloud": self.options.cloud or os.environ.get("OS_CLOUD"),
+                "api_timeout": self.options.request_timeout,
+            }
             if region:
                 kwargs["region_name"] = region
             try:

@@ -54,6 +54,8 @@ class TrustAuth:
     user_domain_name: str = "Default"
     #: the region of a node that names none (``keystone_region_name``)
     region_name: str | None = None
+    #: seconds one request to the cloud may take (``nova_request_timeout``)
+    request_timeout: float = 60.0
 
     def __repr__(self) -> str:  # never the password
         return f"TrustAuth(auth_url={self.auth_url!r}, username={self.username!r})"
@@ -167,7 +169,7 @@ class TrustedConnections:
             trust_id=trust.trust_id,
         )
         return openstack.connection.Connection(
-            session=session.Session(auth=plugin),
+            session=session.Session(auth=plugin, timeout=self.auth.request_timeout),
             region_name=region,
         )
 

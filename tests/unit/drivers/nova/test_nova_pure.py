@@ -242,11 +242,15 @@ def test_connections_are_made_per_region(monkeypatch: pytest.MonkeyPatch) -> Non
         return SimpleNamespace(close=lambda: None)
 
     monkeypatch.setenv("OS_CLOUD", "mycloud")
-    cloud = NovaCloud(NovaOptions(), connect=connect)
+    cloud = NovaCloud(NovaOptions(request_timeout=7.5), connect=connect)
     one = cloud.connection("RegionTwo")
     assert cloud.connection("RegionTwo") is one  # kept
     cloud.connection(None)
-    assert made == [{"cloud": "mycloud", "region_name": "RegionTwo"}, {"cloud": "mycloud"}]
+    # every request is bounded: a cloud that stops answering cannot hold a thread for ever
+    assert made == [
+        {"cloud": "mycloud", "api_timeout": 7.5, "region_name": "RegionTwo"},
+        {"cloud": "mycloud", "api_timeout": 7.5},
+    ]
     cloud.close()
 
 
