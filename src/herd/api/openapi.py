@@ -20,7 +20,8 @@ from pydantic import TypeAdapter
 from starlette.routing import BaseRoute
 
 from herd.api.bodies import BodyDoc, body_doc
-from herd.api.schemas.base import NOT_BLANK, all_request_models
+from herd.api.schemas.base import all_request_models
+from herd.api.schemas.documented import NOT_BLANK
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 ERROR_REF = {"$ref": "#/components/schemas/SenlinError"}

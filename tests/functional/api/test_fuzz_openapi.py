@@ -52,7 +52,9 @@ from herd.store.database import Database
 from herd.store.models import ActionRow
 from herd.types import ACTIVE_ACTION_STATUSES
 
-pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
+#: the run takes one to two minutes per database on a quiet machine; on a busy shared one
+#: it came near pytest-timeout's default 300 s, which is no verdict on the fuzz
+pytestmark = [pytest.mark.fuzz, pytest.mark.slow, pytest.mark.timeout(900)]
 
 EXAMPLES = 10  # per operation and mode; derandomized, so every run sends the same cases
 MV = {"OpenStack-API-Version": "clustering 1.14"}

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from herd.api.auth import Context
 from herd.api.deps import ServicesDep
-from herd.api.schemas.base import any_case
+from herd.api.schemas.documented import any_case
 from herd.api.services import deletions as service
 from herd.api.services.common import location
 from herd.domain.values import BOOL_TRUE

@@ -8,12 +8,10 @@ from typing import Annotated, ClassVar
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from herd.api.schemas.base import (
-    ONE_KEY,
     Identity,
     JsonMap,
     RequestModel,
     SenlinBool,
-    also_required,
     fail,
     identity_list,
     one_of,
@@ -21,6 +19,7 @@ from herd.api.schemas.base import (
     senlin_str,
 )
 from herd.api.schemas.clusters import MaxSize, Size
+from herd.api.schemas.documented import ONE_KEY, also_required
 from herd.types import AdjustmentType
 
 RECOVER_OPERATIONS = ("REBOOT", "REBUILD", "RECREATE")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from herd.api.schemas.base import ONE_KEY, JsonMap, RequestModel
+from herd.api.schemas.base import JsonMap, RequestModel
+from herd.api.schemas.documented import ONE_KEY
 
 
 class ClusterOperation(RequestModel):

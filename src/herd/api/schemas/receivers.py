@@ -13,9 +13,9 @@ from herd.api.schemas.base import (
     OptionalName,
     RequestModel,
     SenlinBool,
-    also_required,
     one_of,
 )
+from herd.api.schemas.documented import also_required
 from herd.types import ActionName
 
 WEBHOOK = "webhook"

@@ -12,9 +12,9 @@ from herd.api.schemas.base import (
     Name,
     NewName,
     RequestModel,
-    also_required,
     senlin_str,
 )
+from herd.api.schemas.documented import also_required
 
 SPEC_DESCRIPTION = (
     "The spec: a map {type, version, properties} or the same as a YAML string. "
