@@ -24,6 +24,10 @@ database (the same generated data), read with the engine's own call
   statuses (a row change would read those members again), and patches its table
   (store/member_cache.py).
 
+A decision's victims are positions in the member table until their ids are read
+(policies/victims.py); the engine reads them to store its decision, which is not
+timed here (docs/benchmarks.md gives that cost).
+
 With ``--old-path`` (sizes up to ``--old-max``) it also times the path the engine
 took before issue 10 (ORM rows, then ``NodeSnapshot`` objects): read once,
 ranked per case, the two added.
