@@ -51,6 +51,7 @@ class AccessLogMiddleware(FinishedRequestMiddleware):
             MESSAGE,
             (method, route, status, duration_ms),
             None,
+            func="(unknown function)",  # what logging writes when it finds no caller
             extra={"method": method, "route": route, "status": status, "duration_ms": duration_ms},
         )
         log.handle(record)
