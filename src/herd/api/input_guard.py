@@ -120,7 +120,9 @@ def check_json(value: object, where: str = "") -> None:
 
 async def check_parameters(request: Request) -> None:
     """App-wide dependency: no path or query parameter may carry a NUL character."""
-    for name, value in (*request.path_params.items(), *request.query_params.multi_items()):
+    # Without a query string there is nothing to parse (most calls: a mark, a read by id).
+    query = request.query_params.multi_items() if request.scope.get("query_string") else ()
+    for name, value in (*request.path_params.items(), *query):
         problem = _problem(value) or _problem(name)
         if problem is not None:
             raise InvalidRequest(f"Invalid value for '{name}': {problem}.", field=name)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
+from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.concurrency import run_in_threadpool
@@ -121,12 +122,28 @@ class RequestMetricsMiddleware(FinishedRequestMiddleware):
     def __init__(self, app: ASGIApp, metrics: HerdMetrics) -> None:
         super().__init__(app)
         self.metrics = metrics
+        # The labelled children, looked up once per series: ``labels()`` checks and joins
+        # its values under a lock on every call. The series are bounded (route templates,
+        # standard methods, statuses) and never removed, so the children stay valid.
+        self._counted: dict[tuple[str, str, int], Counter] = {}
+        self._timed: dict[tuple[str, str], Histogram] = {}
 
     def finished(self, scope: Scope, status: int, seconds: float) -> None:
         route = route_template(scope)
         method = method_label(str(scope.get("method", "")))
-        self.metrics.api_requests.labels(method, route, str(status)).inc()
-        self.metrics.api_latency.labels(method, route).observe(seconds)
+        counted = self._counted.get((method, route, status))
+        if counted is None:
+            counted = self._counted.setdefault(
+                (method, route, status),
+                self.metrics.api_requests.labels(method, route, str(status)),
+            )
+        counted.inc()
+        timed = self._timed.get((method, route))
+        if timed is None:
+            timed = self._timed.setdefault(
+                (method, route), self.metrics.api_latency.labels(method, route)
+            )
+        timed.observe(seconds)
         if status == 409:
             error_type = (scope.get("state") or {}).get("error_type") or "Conflict"
             self.metrics.conflict(str(error_type))

@@ -6,6 +6,7 @@ response echoes the version it was served at, with ``Vary``.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -86,11 +87,17 @@ def negotiate(header_value: str | None) -> APIVersion:
     return version
 
 
+_HEADER_NAME = HEADER.lower().encode("latin-1")
+
+
+@functools.cache
+def _echoed(version: APIVersion) -> tuple[tuple[bytes, bytes], ...]:
+    # Made once per version (there are 15), not once per request.
+    return ((_HEADER_NAME, f"{SERVICE} {version}".encode()), (b"vary", HEADER.encode()))
+
+
 def _response_headers(version: APIVersion) -> list[tuple[bytes, bytes]]:
-    return [
-        (HEADER.lower().encode(), f"{SERVICE} {version}".encode()),
-        (b"vary", HEADER.encode()),
-    ]
+    return list(_echoed(version))
 
 
 class MicroversionMiddleware:
@@ -105,7 +112,7 @@ class MicroversionMiddleware:
             return
         header_value: str | None = None
         for name, value in scope.get("headers", []):
-            if name.decode("latin-1").lower() == HEADER.lower():
+            if name.lower() == _HEADER_NAME:
                 header_value = value.decode("latin-1")
                 break
         try:

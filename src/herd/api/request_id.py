@@ -62,5 +62,10 @@ class RequestIdMiddleware:
                 message = {**message, "headers": headers + echoed}
             await send(message)
 
-        with log_context.bound(request_id=request_id):
+        # The context variable set and reset directly (what ``log_context.bound`` does,
+        # without a generator-based context manager per request).
+        token = log_context.request_id.set(request_id)
+        try:
             await self.app(scope, receive, send_with_id)
+        finally:
+            log_context.request_id.reset(token)

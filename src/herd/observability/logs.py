@@ -35,6 +35,10 @@ def _timestamp(created: float) -> str:
     )
 
 
+#: one encoder for every line: ``json.dumps`` with keywords builds a new one per call
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: timestamp, level, logger, message, context, extras."""
 
@@ -54,7 +58,7 @@ class JsonFormatter(logging.Formatter):
         if record.stack_info:
             body["stack"] = self.formatStack(record.stack_info)
         # One line whatever the message holds: json.dumps escapes newlines.
-        return json.dumps(body, ensure_ascii=False, default=str)
+        return _ENCODER.encode(body)
 
 
 def _jsonable(value: object) -> bool:

@@ -102,6 +102,13 @@ def test_labels_are_templates_and_bounded(client: TestClient) -> None:
         if s.name == "herd_api_requests_total" and s.labels["method"] == "GET"
     }
     assert counts[("/v1/clusters/{cluster_id}", "404")] == 2
+    # the second request of a series is counted and timed too (its children are cached)
+    timed = {
+        s.labels["route"]: s.value
+        for s in families["herd_api_request_duration_seconds"].samples
+        if s.name == "herd_api_request_duration_seconds_count" and s.labels["method"] == "GET"
+    }
+    assert timed["/v1/clusters/{cluster_id}"] == 2
 
 
 def test_the_tombstone_gauges_read_the_store(client: TestClient) -> None:
