@@ -204,12 +204,9 @@ def _walk(
     assert {s["state"] for s in services} == {"up"}
     types = osc.json("cluster profile type list")
     # from 1.5 a type's name has no version (Senlin's; the version is its own field)
-    assert [t["name"] for t in types] == [
-        "herd.process",
-        "herd.sim",
-        "os.heat.stack",
-        "os.nova.server",
-    ]
+    names = [t["name"] for t in types]
+    assert names == sorted(names)
+    assert set(names) == {"herd.process", "herd.sim", "os.heat.stack", "os.nova.server"}
     shown = osc.json("cluster profile type show", "herd.sim-1.0")
     assert shown["name"] == "herd.sim-1.0" and "create_latency" in shown["schema"]
     ops = osc.json("cluster profile type ops", "herd.process-1.0")["operations"]
@@ -233,7 +230,10 @@ def _walk(
     assert slow["name"] == "slow"
     message = osc.fails("cluster profile create", "--spec-file", osc.spec("dock", DOCKER_SPEC), "n")
     assert "(container.dockerinc.docker-1.0) is not supported" in message
-    assert "Supported types: herd.process-1.0, herd.sim-1.0, os.nova.server-1.0" in message
+    assert (
+        "Supported types: herd.process-1.0, herd.sim-1.0, os.heat.stack-1.0, os.nova.server-1.0"
+        in message
+    )
     assert osc.json("cluster profile show", "sim")["id"] == profile["id"]
     assert {p["name"] for p in osc.json("cluster profile list")} == {"sim", "slow"}
     updated = osc.json("cluster profile update", "--name", "sim2", "--metadata", "team=a", "sim")
