@@ -55,7 +55,7 @@ from sqlalchemy import insert, select
 from herd.domain.snapshots import ClusterSnapshot, NodeSnapshot
 from herd.policies.columns import NodeColumns
 from herd.policies.ranking import rank_victims, rank_victims_by_group
-from herd.policies.victims import Victims
+from herd.policies.victims import RankResult
 from herd.store import nodes as node_store
 from herd.store.database import Database
 from herd.store.models import ClusterRow, NodeRow, ProfileRow
@@ -189,7 +189,7 @@ def best(fn: Callable[[], object], repeat: int, setup: Callable[[], None] | None
             setup()
         start = time.perf_counter()
         chosen = fn()
-        if isinstance(chosen, Victims):
+        if isinstance(chosen, RankResult):
             # The victims' ids, as Senlin's selectors return them: a ranking hands out
             # positions and gathers the ids on first read, and that read is timed too.
             chosen.node_ids  # noqa: B018
