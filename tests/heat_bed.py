@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -27,7 +29,7 @@ from tests.keystone_bed import PASSWORD, REGION, KeystoneBed
 from tests.keystone_bed import missing_reason as keystone_missing
 from tests.nova_bed.processes import Service, run_checked, stop_groups, tail
 from tests.nova_bed.rabbit import Rabbit, find_rabbitmq
-from tests.postgres import free_port
+from tests.postgres import PgServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 BED = Path(os.environ.get("HERD_HEAT_BED", ROOT / ".beds" / "heat"))
@@ -167,3 +169,16 @@ class HeatBed:
     def stop(self) -> None:
         stop_groups([s.pid for s in self.services if s.proc is not None], 15)
         self.rabbit.stop()
+
+
+@contextmanager
+def running_heat(directory: Path, keystone: KeystoneBed, pg_server: PgServer) -> Iterator[HeatBed]:
+    """A Heat bed in ``directory`` on ``keystone``, its database made on the suite's
+    PostgreSQL and dropped on exit with the bed (the e2e modules' ``heat`` fixtures)."""
+    name = pg_server.create_database(migrated=False)
+    bed = HeatBed(directory, keystone, pg_server.url_for(name))
+    try:
+        yield bed.start()
+    finally:
+        bed.stop()
+        pg_server.drop_database(name)

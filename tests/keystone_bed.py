@@ -21,6 +21,8 @@ import pwd
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -311,3 +313,16 @@ class KeystoneBed:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(5)
+
+
+@contextmanager
+def running_keystone(directory: Path) -> Iterator[KeystoneBed]:
+    """A Keystone bed in ``directory`` on a free port, stopped on exit (the e2e modules'
+    ``keystone`` fixtures)."""
+    from tests.postgres import free_port
+
+    bed = KeystoneBed(directory, free_port())
+    try:
+        yield bed.start()
+    finally:
+        bed.stop()

@@ -16,8 +16,8 @@ import httpx
 import pytest
 from tests.conftest import free_port
 from tests.e2e.server import HerdServer
-from tests.heat_bed import HeatBed, missing_reason
-from tests.keystone_bed import KeystoneBed
+from tests.heat_bed import HeatBed, missing_reason, running_heat
+from tests.keystone_bed import KeystoneBed, running_keystone
 from tests.postgres import PgServer
 from tests.waiting import wait_for, wait_for_action
 
@@ -85,11 +85,8 @@ STACK_WAIT = 300.0  # a stack operation on a busy two-core machine
 
 @pytest.fixture(scope="module")
 def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeystoneBed]:
-    bed = KeystoneBed(tmp_path_factory.mktemp("keystone"), free_port())
-    try:
-        yield bed.start()
-    finally:
-        bed.stop()
+    with running_keystone(tmp_path_factory.mktemp("keystone")) as bed:
+        yield bed
 
 
 @pytest.fixture(scope="module")
@@ -111,13 +108,8 @@ def heat(
     herd: HerdServer,
     pg_server: PgServer,
 ) -> Iterator[HeatBed]:
-    name = pg_server.create_database(migrated=False)
-    bed = HeatBed(tmp_path_factory.mktemp("heat"), keystone, pg_server.url_for(name))
-    try:
-        yield bed.start()
-    finally:
-        bed.stop()
-        pg_server.drop_database(name)
+    with running_heat(tmp_path_factory.mktemp("heat"), keystone, pg_server) as bed:
+        yield bed
 
 
 class Heat:

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from tests.conftest import free_port
 from tests.e2e.server import HerdServer
-from tests.heat_bed import HeatBed, missing_reason
+from tests.heat_bed import HeatBed, missing_reason, running_heat
 from tests.keystone_bed import KeystoneBed
 from tests.postgres import PgServer
 from tests.waiting import wait_for_action
@@ -59,13 +59,8 @@ def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeystoneBed]:
 def heat(
     tmp_path_factory: pytest.TempPathFactory, keystone: KeystoneBed, pg_server: PgServer
 ) -> Iterator[HeatBed]:
-    name = pg_server.create_database(migrated=False)
-    bed = HeatBed(tmp_path_factory.mktemp("heat"), keystone, pg_server.url_for(name))
-    try:
-        yield bed.start()
-    finally:
-        bed.stop()
-        pg_server.drop_database(name)
+    with running_heat(tmp_path_factory.mktemp("heat"), keystone, pg_server) as bed:
+        yield bed
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ import httpx
 import pytest
 from tests.conftest import free_port
 from tests.e2e.server import HerdServer
-from tests.keystone_bed import KeystoneBed, missing_reason
+from tests.keystone_bed import KeystoneBed, missing_reason, running_keystone
 from tests.waiting import wait_for_action
 
 pytestmark = [
@@ -39,11 +39,8 @@ FORBIDDEN = "You are not authorized to complete this operation."
 
 @pytest.fixture(scope="module")
 def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeystoneBed]:
-    bed = KeystoneBed(tmp_path_factory.mktemp("keystone"), free_port())
-    try:
-        yield bed.start()
-    finally:
-        bed.stop()
+    with running_keystone(tmp_path_factory.mktemp("keystone")) as bed:
+        yield bed
 
 
 @pytest.fixture(scope="module")
