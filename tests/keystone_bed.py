@@ -3,7 +3,7 @@
 :class:`KeystoneBed` makes a Keystone in a temporary directory (its ``keystone.conf``, a
 SQLite database, fernet and credential keys), bootstraps it (``keystone-manage
 bootstrap``: the ``admin`` user, project and role, with ``member`` and ``reader``
-implied by ``admin``) and starts it on a free 127.0.0.1 port with ONE gunicorn worker:
+implied by ``admin``) and starts it on a free 127.0.0.1 port with ONE gunicorn worker of one thread:
 two workers on one SQLite file fail with "database is locked" while tempest creates
 credentials. Then it adds what herd's tests use: the ``service`` project and role, the
 ``herd`` service user (which validates tokens for keystonemiddleware), and a ``demo``
@@ -99,8 +99,11 @@ class KeystoneBed:
                     str(BED / "bin" / "gunicorn"),
                     "--workers",
                     "1",
+                    # one thread too: requests on threads of one worker fail the same way
+                    # ("database is locked" on POST /v3/auth/tokens while tempest makes its
+                    # accounts and Heat checks tokens), one in a few hundred on a busy machine
                     "--threads",
-                    "4",
+                    "1",
                     "--bind",
                     f"127.0.0.1:{self.port}",
                     "--timeout",

@@ -19,6 +19,7 @@ from typing import Any
 from herd.api.deps import Services, run_database
 from herd.api.view_models import NodeView
 from herd.drivers.base import Driver, ResourceGone, ResourceRef
+from herd.engine.driver_args import ref_of
 from herd.errors import DriverError, HerdError
 from herd.store import profiles
 
@@ -74,7 +75,7 @@ async def refresh(services: Services, view: NodeView) -> NodeView:
     if target is None:
         return view
     driver, properties = target
-    ref = ResourceRef(view["id"], view["physical_id"], view.get("data") or {}, properties)
+    ref = ref_of(view["id"], view["physical_id"], view.get("data"), properties)
     try:
         current = await _read(services, driver, ref)
     except _Busy:
