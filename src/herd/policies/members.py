@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
-from herd.policies.columns import IntArray, NodeColumns, base_ranks, state_ranks
+from herd.policies.columns import IDS_KEY, IntArray, NodeColumns, base_ranks, state_ranks
 from herd.policies.kept_order import ORDER_COLUMNS, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
@@ -280,6 +280,8 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
         protected=arrays["protected"],
     )
     columns.derived.keep_all((f"{key}-codes", value) for key, value in codes.items())
+    if member_lists.ids is old.ids:  # no member left or joined: the same ids, in place
+        columns.derived.keep_all(table.columns.derived.with_prefix(IDS_KEY).items())
     if orders_hold:
         carry_kept_orders(table.columns, columns, keep)
     patched = MemberTable(member_lists, columns)
@@ -312,7 +314,7 @@ def _replaced(
 #: the derived key of the ranks a member's state does not change (``columns.base_ranks``)
 _BASE = "base-ranks"
 #: what a table's columns cache that does not depend on the removal ranks
-_RANK_FREE = ("order-", "place-", "unprotected", "zone", "region", _BASE)
+_RANK_FREE = ("order-", "place-", "unprotected", "zone", "region", _BASE, IDS_KEY)
 
 
 def _with_states(
