@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
 from herd.policies.columns import IDS_KEY, IntArray, NodeColumns, base_ranks, state_ranks
-from herd.policies.kept_order import ORDER_COLUMNS, carry_kept_orders
+from herd.policies.kept_order import ORDER_COLUMNS, carry_for_states, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
 
@@ -367,6 +367,7 @@ def _with_states(
         protected=cols.protected,
     )
     columns.derived.keep_all(cols.derived.with_prefix(_RANK_FREE).items())
+    carry_for_states(cols, columns, where)
     updated = MemberTable(
         dataclasses.replace(old, status=lists["status"], health=lists["health"]), columns
     )
