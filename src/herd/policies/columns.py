@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
+from herd.policies.coded_texts import CodedTexts
 from herd.policies.derived import DerivedValues
 from herd.types import HealthStatus, NodeStatus
 
@@ -231,6 +232,20 @@ def state_ranks(
     if status is not None:
         bucket = np.minimum(bucket, _bucket_codes(status, _STATUS_BUCKET, n))
     return bucket
+
+
+def state_ranks_at(
+    base: npt.NDArray[np.int8], health: CodedTexts, status: CodedTexts, where: IntArray
+) -> npt.NDArray[np.int8]:
+    """:func:`state_ranks` of the members at ``where`` (``base``: their base ranks), their
+    health and status read as codes: one rank per distinct text, not per member."""
+    ranks = np.minimum(base, _ranks_of(health, _HEALTH_BUCKET)[health.codes[where]])
+    np.minimum(ranks, _ranks_of(status, _STATUS_BUCKET)[status.codes[where]], out=ranks)
+    return ranks
+
+
+def _ranks_of(coded: CodedTexts, table: Mapping[str, int]) -> npt.NDArray[np.int8]:
+    return np.array([table.get(text, int(Bucket.GOOD)) for text in coded.texts], np.int8)
 
 
 def _floats(values: Sequence[float | None] | npt.ArrayLike | None, n: int) -> FloatArray:
