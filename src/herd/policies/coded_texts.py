@@ -32,7 +32,7 @@ class CodedTexts:
     @classmethod
     def of(cls, values: Sequence[str]) -> CodedTexts | None:
         """``values`` coded (None: more distinct texts than a byte holds)."""
-        texts = tuple(sorted(set(values)))
+        texts = tuple(dict.fromkeys(values))  # in order of first use: no comparison needed
         if len(texts) > _MOST:
             return None
         code_of = {text: code for code, text in enumerate(texts)}
@@ -63,9 +63,9 @@ class CodedTexts:
         else:
             now = given  # type: ignore[assignment]  # no None in it
         texts, code_of = self.texts, self.code_of
-        new = set(now).difference(code_of)
+        new = [text for text in dict.fromkeys(now) if text not in code_of]
         if new:
-            texts = (*texts, *sorted(new))
+            texts = (*texts, *new)
             if len(texts) > _MOST:
                 return None
             code_of = {text: code for code, text in enumerate(texts)}
