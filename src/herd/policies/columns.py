@@ -19,10 +19,13 @@ import numpy as np
 import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
+from herd.policies.coded_texts import CodedTexts
 from herd.policies.derived import DerivedValues
 from herd.types import HealthStatus, NodeStatus
 
 FloatArray = npt.NDArray[np.float64]
+#: the derived key of :meth:`NodeColumns.id_objects` (a table with the same ids carries it)
+IDS_KEY = "ids-objects"
 IntArray = npt.NDArray[np.int64]
 
 
@@ -94,6 +97,21 @@ class NodeColumns:
             key, lambda: [getattr(n, key) for n in source] or [None] * len(self)
         )
         return labels
+
+    def id_objects(self) -> npt.NDArray[np.object_]:
+        """The ids as one numpy array of the same string objects (built once, kept).
+
+        Victims are gathered from it with one ``take`` (``victims.Victims``): 10,000 ids
+        by a Python call each cost 0.4 ms more, with the strings in the CPU's caches.
+        """
+
+        def build() -> npt.NDArray[np.object_]:
+            array = np.empty(len(self.ids), dtype=object)
+            array[:] = self.ids
+            return array
+
+        result: npt.NDArray[np.object_] = self.derived.get_or_build(IDS_KEY, build)
+        return result
 
     def group_codes(self, key: Literal["zone", "region"]) -> tuple[IntArray, dict[str | None, int]]:
         """Integer codes of the groups (cached), and the code of each label."""
@@ -214,6 +232,20 @@ def state_ranks(
     if status is not None:
         bucket = np.minimum(bucket, _bucket_codes(status, _STATUS_BUCKET, n))
     return bucket
+
+
+def state_ranks_at(
+    base: npt.NDArray[np.int8], health: CodedTexts, status: CodedTexts, where: IntArray
+) -> npt.NDArray[np.int8]:
+    """:func:`state_ranks` of the members at ``where`` (``base``: their base ranks), their
+    health and status read as codes: one rank per distinct text, not per member."""
+    ranks = np.minimum(base, _ranks_of(health, _HEALTH_BUCKET)[health.codes[where]])
+    np.minimum(ranks, _ranks_of(status, _STATUS_BUCKET)[status.codes[where]], out=ranks)
+    return ranks
+
+
+def _ranks_of(coded: CodedTexts, table: Mapping[str, int]) -> npt.NDArray[np.int8]:
+    return np.array([table.get(text, int(Bucket.GOOD)) for text in coded.texts], np.int8)
 
 
 def _floats(values: Sequence[float | None] | npt.ArrayLike | None, n: int) -> FloatArray:

@@ -26,6 +26,12 @@ KEPT_CRITERIA = frozenset(
     (Criteria.OLDEST_FIRST, Criteria.YOUNGEST_FIRST, Criteria.OLDEST_PROFILE_FIRST)
 )
 _ORDER = "order-"
+#: the cache key prefix of the broken members in ranking order, per criterion
+_BROKEN = "broken-"
+#: the cache key prefix under which a table patched with new states finds the broken lists
+#: and good-member mask of the table it was patched from (``carry_for_states``)
+_BEFORE = "before-"
+_GOOD = "good"
 _NOTHING: IntArray = np.zeros(0, dtype=np.int64)
 #: The columns a kept order is sorted by (besides the ids).
 ORDER_COLUMNS = ("index", "created_at", "profile_created_at", "deletion_cost")
@@ -111,6 +117,35 @@ def carry_kept_orders(
     into.derived.keep_all(orders.items())
 
 
+def carry_for_states(held: NodeColumns, into: NodeColumns, where: IntArray) -> None:
+    """Leave on ``into`` the broken lists and good-member mask kept on ``held``, for the
+    ranking to update rather than build again.
+
+    Only valid when ``into`` is ``held`` with new removal ranks for the members at
+    ``where`` alone (``members.MemberTable.with_states``): then members elsewhere keep
+    their place in those lists. Building them again costs a pass over every member and a
+    sort of every broken one (0.4 ms at 100,000 members); updating them, a pass over the
+    broken ones and the changed ones.
+    """
+    into.derived.keep_all(
+        (_BEFORE + name, (value, where))
+        for name, value in held.derived.with_prefix((_BROKEN, _GOOD)).items()
+        if isinstance(value, np.ndarray)
+    )
+
+
+def _good_members(cols: NodeColumns, unprotected: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """The unprotected members of removal rank GOOD (from the table patched from, if any)."""
+    before = cols.derived.get(_BEFORE + _GOOD, tuple)
+    if before is None:
+        good: npt.NDArray[np.bool_] = unprotected & (cols.bucket == Bucket.GOOD)
+        return good
+    held, where = before
+    good = held.copy()
+    good[where] = unprotected[where] & (cols.bucket[where] == Bucket.GOOD)
+    return good
+
+
 def _first_in_order(order: IntArray, wanted: npt.NDArray[np.bool_], count: int) -> IntArray:
     """The first ``count`` positions of ``order`` where ``wanted`` holds.
 
@@ -134,13 +169,62 @@ def _cached(cols: NodeColumns, name: str, build: Callable[[], npt.NDArray[np.gen
 
 def _broken_in_order(cols: NodeColumns, criteria: Criteria) -> IntArray:
     """Every broken member (protected too), by bucket and then by the kept order."""
-    place = _cached(cols, _PLACE + criteria.value, lambda: _places(kept_order(cols, criteria)))
-    broken = np.flatnonzero(cols.bucket < Bucket.GOOD)
-    # One int64 key (bucket above, place below; places are unique): a quicksort of it
-    # costs a third of a lexsort of the two.
-    key = (cols.bucket[broken].astype(np.int64) << 32) | place[broken]
-    result: IntArray = broken[np.argsort(key)]
+    order = kept_order(cols, criteria)
+    place = _cached(cols, _PLACE + criteria.value, lambda: _places(order))
+    before = cols.derived.get(_BEFORE + _BROKEN + criteria.value, tuple)
+    if before is not None:
+        return _broken_updated(cols, order, place, *before)
+    return _by_rank_and_place(cols, order, place, np.flatnonzero(cols.bucket < Bucket.GOOD))
+
+
+def _by_rank_and_place(
+    cols: NodeColumns, order: IntArray, place: npt.NDArray[np.int32], positions: IntArray
+) -> IntArray:
+    """``positions`` sorted by removal rank, then by place in ``order``.
+
+    One integer key (rank above, place below; places are unique) sorted by value, its
+    positions read back through ``order``: a third of the cost of an argsort of it.
+    """
+    wide = len(cols) >= 1 << 28  # ranks take 3 bits: then an int32 no longer holds both
+    key: npt.NDArray[np.signedinteger[Any]] = cols.bucket[positions].astype(
+        np.int64 if wide else np.int32
+    )
+    key <<= 32 if wide else 28
+    key |= place[positions]
+    key.sort()
+    key &= (1 << (32 if wide else 28)) - 1
+    result: IntArray = order[key]
     return result
+
+
+def _broken_updated(
+    cols: NodeColumns,
+    order: IntArray,
+    place: npt.NDArray[np.int32],
+    held: IntArray,
+    where: IntArray,
+) -> IntArray:
+    """The broken members of ``cols`` from ``held``, those of a table whose members differ
+    only in the removal rank of those at ``where`` (``carry_for_states``): the others stay
+    where they were, the changed ones that are broken now are merged in.
+    """
+    changed = np.zeros(len(cols), dtype=bool)
+    changed[where] = True
+    stay = held[~changed[held]]
+    now = _by_rank_and_place(cols, order, place, where[cols.bucket[where] < Bucket.GOOD])
+    at = np.searchsorted(_rank_and_place(cols, place, stay), _rank_and_place(cols, place, now))
+    result: IntArray = np.insert(stay, at, now)
+    return result
+
+
+def _rank_and_place(
+    cols: NodeColumns, place: npt.NDArray[np.int32], positions: IntArray
+) -> npt.NDArray[np.int64]:
+    """Each member's removal rank and place as one sortable integer."""
+    key = cols.bucket[positions].astype(np.int64)
+    key <<= 32
+    key |= place[positions]
+    return key
 
 
 def _places(order: IntArray) -> npt.NDArray[np.int32]:
@@ -161,7 +245,7 @@ def rank_kept(
     a walk along the order for the good ones.
     """
     unprotected = _cached(cols, "unprotected", lambda: ~cols.protected)
-    good = _cached(cols, "good", lambda: unprotected & (cols.bucket == Bucket.GOOD))
+    good = _cached(cols, _GOOD, lambda: _good_members(cols, unprotected))
     eligible = unprotected
     if pool is not None:
         eligible = np.zeros(len(cols), dtype=bool)
@@ -171,7 +255,7 @@ def rank_kept(
     take = min(max(count, 0), int(np.count_nonzero(eligible)))
     if not take:
         return _NOTHING, max(count, 0)
-    broken = _cached(cols, "broken-" + criteria.value, lambda: _broken_in_order(cols, criteria))
+    broken = _cached(cols, _BROKEN + criteria.value, lambda: _broken_in_order(cols, criteria))
     broken = broken[eligible[broken]][:take]
     order = kept_order(cols, criteria)
     chosen = np.concatenate((broken, _first_in_order(order, good, take - len(broken))))

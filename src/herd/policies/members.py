@@ -14,14 +14,16 @@ import dataclasses
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
+from operator import itemgetter
 from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from herd.domain.snapshots import NodeSnapshot
-from herd.policies.columns import IntArray, NodeColumns, base_ranks, state_ranks
-from herd.policies.kept_order import ORDER_COLUMNS, carry_kept_orders
+from herd.policies.coded_texts import CodedTexts
+from herd.policies.columns import IDS_KEY, IntArray, NodeColumns, base_ranks, state_ranks_at
+from herd.policies.kept_order import ORDER_COLUMNS, carry_for_states, carry_kept_orders
 from herd.types import HealthStatus, NodeStatus
 
 
@@ -65,19 +67,49 @@ class MemberTable(Sequence[NodeSnapshot]):
     decisions at once); :meth:`patched` builds a new one.
     """
 
-    __slots__ = ("_positions", "columns", "lists")
+    __slots__ = ("_base", "_lists", "_positions", "_states", "columns")
 
     def __init__(self, lists: MemberLists, columns: NodeColumns | None = None) -> None:
-        self.lists = lists
+        #: Every list but, once ``_states`` are set, the statuses and healths (which
+        #: ``_states`` then hold, coded: see ``with_states``).
+        self._base = lists
+        self._lists: MemberLists | None = lists  # None: built from _base and _states on read
+        self._states: tuple[CodedTexts, CodedTexts] | None = None
         #: What the ranking sorts, built once per table (the BEFORE check and the
         #: shrink decision of one action read the same table).
         self.columns = columns if columns is not None else _columns(lists)
         self._positions: dict[str, int] | None = None
 
+    @property
+    def lists(self) -> MemberLists:
+        """Per-member values, one list per NodeSnapshot field (built on first read after
+        ``with_states``)."""
+        lists = self._lists
+        if lists is None:
+            assert self._states is not None
+            status, health = self._states
+            lists = dataclasses.replace(
+                self._base, status=status.as_list(), health=health.as_list()
+            )
+            self._lists = lists
+        return lists
+
+    def _coded_states(self) -> tuple[CodedTexts, CodedTexts] | None:
+        """The statuses and healths coded (built once per table read; None: too many
+        distinct ones for a byte)."""
+        states = self._states
+        if states is None:
+            status, health = CodedTexts.of(self._base.status), CodedTexts.of(self._base.health)
+            if status is None or health is None:
+                return None
+            states = self._states = (status, health)
+        return states
+
     def position_of(self) -> dict[str, int]:
         """Member id -> position (built on first use)."""
         if self._positions is None:
-            self._positions = dict(zip(self.lists.ids, range(len(self.lists.ids)), strict=True))
+            ids = self._base.ids
+            self._positions = dict(zip(ids, range(len(ids)), strict=True))
         return self._positions
 
     def patched(self, changed: Collection[str], fresh: MemberTable) -> MemberTable:
@@ -106,17 +138,24 @@ class MemberTable(Sequence[NodeSnapshot]):
         return _with_states(self, states)
 
     def __len__(self) -> int:
-        return len(self.lists.ids)
+        return len(self._base.ids)
 
     def snapshot(self, position: int) -> NodeSnapshot:
         """The member at ``position`` as a frozen snapshot."""
-        cols = self.lists
+        cols, lists = self._base, self._lists
+        status: Sequence[str] | CodedTexts
+        health: Sequence[str] | CodedTexts
+        if lists is not None:
+            status, health = lists.status, lists.health
+        else:  # patched with new states and not read whole since: read the codes
+            assert self._states is not None
+            status, health = self._states
         return NodeSnapshot(
             id=cols.ids[position],
             name=cols.names[position],
             index=cols.index[position],
-            status=NodeStatus(cols.status[position]),
-            health=HealthStatus(cols.health[position]),
+            status=NodeStatus(status[position]),
+            health=HealthStatus(health[position]),
             created_at=cols.created_at[position],
             profile_created_at=cols.profile_created_at[position],
             zone=cols.zone[position],
@@ -156,7 +195,7 @@ class MemberTable(Sequence[NodeSnapshot]):
 def member_labels(nodes: Sequence[NodeSnapshot], key: str) -> Sequence[str | None]:
     """Every member's ``zone`` or ``region`` (a member table answers without snapshots)."""
     if isinstance(nodes, MemberTable):
-        return nodes.lists.zone if key == "zone" else nodes.lists.region
+        return nodes._base.zone if key == "zone" else nodes._base.region
     return [getattr(node, key) for node in nodes]
 
 
@@ -280,6 +319,8 @@ def _patch(table: MemberTable, changed: Collection[str], fresh: MemberTable) -> 
         protected=arrays["protected"],
     )
     columns.derived.keep_all((f"{key}-codes", value) for key, value in codes.items())
+    if member_lists.ids is old.ids:  # no member left or joined: the same ids, in place
+        columns.derived.keep_all(table.columns.derived.with_prefix(IDS_KEY).items())
     if orders_hold:
         carry_kept_orders(table.columns, columns, keep)
     patched = MemberTable(member_lists, columns)
@@ -312,7 +353,7 @@ def _replaced(
 #: the derived key of the ranks a member's state does not change (``columns.base_ranks``)
 _BASE = "base-ranks"
 #: what a table's columns cache that does not depend on the removal ranks
-_RANK_FREE = ("order-", "place-", "unprotected", "zone", "region", _BASE)
+_RANK_FREE = ("order-", "place-", "unprotected", "zone", "region", _BASE, IDS_KEY)
 
 
 def _with_states(
@@ -322,33 +363,28 @@ def _with_states(
         at = list(map(table.position_of().__getitem__, states))
     except KeyError:
         return None
-    old = table.lists
-    lists = {"status": old.status, "health": old.health}
-    now: dict[str, list[str]] = {}
-    for name, which in (("status", 0), ("health", 1)):
-        held = lists[name]
-        given = [v[which] for v in states.values()]
-        before = list(map(held.__getitem__, at))
+    coded = table._coded_states()
+    if coded is None:
+        return None  # read again: more distinct states than a byte holds
+    where = np.fromiter(at, np.int64, len(at))
+    values = list(states.values())
+    new: list[CodedTexts] = []
+    for held, which in zip(coded, (0, 1), strict=True):
         # Usually every changed member has a new status and keeps its health (or the
-        # reverse): then one side is the log's values and the other the held ones.
-        if None not in given:
-            now[name] = given  # type: ignore[assignment]
-        elif given.count(None) == len(given):
-            now[name] = before
-        else:
-            now[name] = [b if v is None else v for b, v in zip(before, given, strict=True)]
-        if before != now[name]:
-            values = list(held)
-            for here, value in zip(at, now[name], strict=True):
-                values[here] = value
-            lists[name] = values
-    if lists["status"] is old.status and lists["health"] is old.health:
+        # reverse): then one side is the log's values and the other unchanged.
+        given = list(map(itemgetter(which), values))
+        updated = held if given.count(None) == len(given) else held.updated(where, given)
+        if updated is None:
+            return None
+        new.append(updated)
+    status, health = new
+    if status is coded[0] and health is coded[1]:
         return table
     cols = table.columns
-    where = np.fromiter(at, np.int64, len(at))
     # What ranks a member besides its state (tainted, never created) is kept per table.
-    base = cols.derived.get_or_build(_BASE, lambda: base_ranks(cols.created_at, old.tainted))
-    ranks = state_ranks(base[where], now["health"], now["status"])
+    tainted = table._base.tainted
+    base = cols.derived.get_or_build(_BASE, lambda: base_ranks(cols.created_at, tainted))
+    ranks = state_ranks_at(base[where], health, status, where)
     bucket = cols.bucket
     if bool((bucket[where] != ranks).any()):
         bucket = bucket.copy()
@@ -365,8 +401,9 @@ def _with_states(
         protected=cols.protected,
     )
     columns.derived.keep_all(cols.derived.with_prefix(_RANK_FREE).items())
-    updated = MemberTable(
-        dataclasses.replace(old, status=lists["status"], health=lists["health"]), columns
-    )
-    updated._positions = table._positions
-    return updated
+    carry_for_states(cols, columns, where)
+    patched = MemberTable(table._base, columns)
+    patched._lists = None  # built from the coded states when read
+    patched._states = (status, health)
+    patched._positions = table._positions
+    return patched

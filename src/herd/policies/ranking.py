@@ -81,7 +81,7 @@ def _victims(cols: NodeColumns, chosen: IntArray, criteria: Criteria, suffix: st
     broken member's rank names it, the others share the criterion's (kept as positions and
     codes until read, see ``victims.py``)."""
     texts = [BUCKET_RULES.get(bucket, criteria.value) + suffix for bucket in Bucket]
-    return Victims.at_positions(cols.ids, chosen, texts, cols.bucket[chosen])
+    return Victims.at_positions(cols.id_objects(), chosen, texts, cols.bucket[chosen])
 
 
 def rank_columns(

@@ -7,10 +7,13 @@ those two lists and builds a :class:`Victim` only for code that walks the
 victims one by one (the preview, tests).
 
 A ranking hands its victims out as positions in the member table's ids and rule
-codes (:meth:`Victims.at_positions`): the id strings are gathered when first read.
+codes (:meth:`Victims.at_positions`): the id strings are gathered when first read,
+and the ids and the rules each on their own (the engine reads the ids alone).
 Gathering 10,000 ids touches 10,000 string objects scattered over memory, which
 cost a decision after a member change (when they were out of the CPU's caches)
-more than the ranking itself (issue 28).
+more than the ranking itself (issue 28): given the ids as one numpy array of
+objects (``NodeColumns.id_objects``), they are gathered by one ``take`` in C
+rather than a Python call per victim.
 """
 
 from __future__ import annotations
@@ -31,32 +34,35 @@ class Victim(NamedTuple):
     rule: str
 
 
+#: The member ids victims are positions in: a sequence, or a numpy array of the id strings.
+Ids = Sequence[str] | npt.NDArray[np.object_]
 #: Victims not gathered yet: the ids they are positions in, those positions, the rule
 #: texts, and each victim's code in the texts.
-_Held = tuple[Sequence[str], npt.NDArray[np.int64], Sequence[str], npt.NDArray[np.integer]]
+_Held = tuple[Ids, npt.NDArray[np.int64], Sequence[str], npt.NDArray[np.integer]]
 
 
 class Victims(Sequence[Victim]):
     """Victims in removal order, held as a list of node ids and a list of rules.
 
     Never changed once built; ``node_ids`` and ``rules`` hand out copies. Victims
-    built :meth:`at_positions` gather both lists on first read (one tuple assigned at
-    once: two threads reading at once both build the same lists, and either is kept).
+    built :meth:`at_positions` gather each list on first read (one attribute assigned at
+    once: two threads reading at once both build the same list, and either is kept).
     """
 
-    __slots__ = ("_held", "_lists")
+    __slots__ = ("_held", "_id_list", "_rule_list")
 
     def __init__(self, node_ids: Iterable[str] = (), rules: Iterable[str] = ()) -> None:
         ids, texts = list(node_ids), list(rules)
         if len(ids) != len(texts):
             raise ValueError(f"{len(ids)} victims but {len(texts)} rules")
-        self._lists: tuple[list[str], list[str]] | None = (ids, texts)
+        self._id_list: list[str] | None = ids
+        self._rule_list: list[str] | None = texts
         self._held: _Held | None = None
 
     @classmethod
     def at_positions(
         cls,
-        ids: Sequence[str],
+        ids: Ids,
         positions: npt.NDArray[np.int64],
         texts: Sequence[str],
         codes: npt.NDArray[np.integer],
@@ -66,30 +72,33 @@ class Victims(Sequence[Victim]):
         if len(positions) != len(codes):
             raise ValueError(f"{len(positions)} victims but {len(codes)} rules")
         victims = cls.__new__(cls)
-        victims._lists = None
+        victims._id_list = victims._rule_list = None
         victims._held = (ids, positions, texts, codes)
         return victims
 
     @property
     def _ids(self) -> list[str]:
-        return self._gathered()[0]
+        gathered = self._id_list
+        if gathered is None:
+            assert self._held is not None
+            ids, positions = self._held[0], self._held[1]
+            if isinstance(ids, np.ndarray):
+                gathered = ids[positions].tolist()  # one take and one list, both in C
+            else:
+                # map() with __getitem__ gathers without a Python frame per victim.
+                gathered = list(map(ids.__getitem__, positions.tolist()))
+            self._id_list = gathered
+        return gathered
 
     @property
     def _rules(self) -> list[str]:
-        return self._gathered()[1]
-
-    def _gathered(self) -> tuple[list[str], list[str]]:
-        lists = self._lists
-        if lists is None:
+        gathered = self._rule_list
+        if gathered is None:
             assert self._held is not None
-            ids, positions, texts, codes = self._held
-            # map() with __getitem__ gathers without a Python frame per victim.
-            lists = (
-                list(map(ids.__getitem__, positions.tolist())),
-                list(map(texts.__getitem__, codes.tolist())),
-            )
-            self._lists = lists
-        return lists
+            texts, codes = self._held[2], self._held[3]
+            gathered = list(map(texts.__getitem__, codes.tolist()))
+            self._rule_list = gathered
+        return gathered
 
     @classmethod
     def by_one_rule(cls, node_ids: Iterable[str], rule: str) -> Victims:

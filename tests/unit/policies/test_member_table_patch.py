@@ -95,6 +95,10 @@ def test_patched_equals_a_table_built_afresh(
     patched = held.patched(changed, table_of(fresh_rows))
     expected = table_of(after)
     assert patched.lists == expected.lists
+    # The ids' array the victims are gathered from: carried while the ids stay, else new.
+    carried = patched.columns.derived.get("ids-objects", np.ndarray)
+    assert (carried is held.columns.id_objects()) == (patched.lists.ids is held.lists.ids)
+    assert patched.columns.id_objects().tolist() == expected.lists.ids
     for name in ("index", "bucket", "created_at", "profile_created_at", "deletion_cost"):
         assert np.array_equal(
             getattr(patched.columns, name), getattr(expected.columns, name), equal_nan=True
@@ -193,9 +197,24 @@ def test_new_states_equal_a_table_built_afresh(
             row["status"] = row["status"] if status is None else status
             row["health"] = row["health"] if health is None else health
         expected = table_of(rows)
+        # Read member by member first: the statuses and healths from their codes (the lists
+        # are built only when read whole).
+        assert list(patched) == list(expected)
         assert patched.lists == expected.lists
         assert np.array_equal(patched.columns.bucket, expected.columns.bucket)
         assert patched.columns.derived.with_prefix("order-").keys() == kept.keys()
+        assert patched.columns.id_objects() is table.columns.id_objects()  # carried
+        assert patched.columns.id_objects().tolist() == expected.lists.ids
+        # The broken lists and good mask ranked before are left to be updated, not rebuilt:
+        # ranking every member (every broken one in order) gives what a fresh table gives.
+        if patched is not table:  # (no state differs: the same table)
+            before = patched.columns.derived.with_prefix("before-")
+            assert before.keys() == {f"before-{k}" for k in table.columns.derived.with_prefix(
+                ("broken-", "good"))}  # fmt: skip
+        for criteria in KEPT_CRITERIA:
+            assert rank_victims(patched, len(rows), criteria, 3) == (
+                rank_victims(expected, len(rows), criteria, 3)
+            )
         for criteria in Criteria:
             assert rank_victims(patched, 7, criteria, 3) == rank_victims(expected, 7, criteria, 3)
             quotas = {"AZ1": 2, "AZ2": 3}

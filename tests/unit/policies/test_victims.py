@@ -46,7 +46,7 @@ def test_victims_at_positions_read_as_the_lists_they_stand_for() -> None:
     assert victims.node_ids == ["c", "a", "d"] and victims[1] == Victim("a", "OLDEST_FIRST")
     other = Victims.at_positions(ids, np.array([1]), ["YOUNGEST_FIRST"], np.array([0]))
     joined = Victims.joined([victims, other])
-    assert joined._lists is None  # the same ids: still positions
+    assert joined._held is not None  # the same ids: still positions
     assert joined.rules == [*victims.rules, "YOUNGEST_FIRST"] and joined.node_ids[-1] == "b"
     elsewhere = Victims.at_positions(["x"], np.array([0]), ["tainted"], np.array([0]))
     mixed = Victims.joined([victims, elsewhere, Victims(["y"], ["explicit candidate"])])
@@ -54,3 +54,13 @@ def test_victims_at_positions_read_as_the_lists_they_stand_for() -> None:
     assert mixed.rules[-2:] == ["tainted", "explicit candidate"]
     with pytest.raises(ValueError, match="2 victims but 1 rules"):
         Victims.at_positions(ids, np.array([0, 1]), texts, np.array([0]))
+
+
+def test_victims_at_positions_in_an_array_of_ids_gather_each_list_alone() -> None:
+    ids = np.empty(4, dtype=object)
+    ids[:] = ["a", "b", "c", "d"]
+    victims = Victims.at_positions(ids, np.array([3, 1]), ["tainted", "OLDEST_FIRST"],
+                                   np.array([1, 0], np.int8))  # fmt: skip
+    assert victims.node_ids == ["d", "b"] and victims._rule_list is None  # rules not read
+    assert victims.rules == ["OLDEST_FIRST", "tainted"]
+    assert victims == Victims(["d", "b"], ["OLDEST_FIRST", "tainted"])
