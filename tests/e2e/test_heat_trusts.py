@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.conftest import free_port
-from tests.e2e.server import HerdServer
+from tests.e2e.server import HerdServer, running_herd
 from tests.heat_bed import HeatBed, missing_reason, running_heat
 from tests.keystone_bed import KeystoneBed
 from tests.postgres import PgServer
@@ -67,14 +67,10 @@ def heat(
 def herd(
     tmp_path_factory: pytest.TempPathFactory, keystone: KeystoneBed, heat: HeatBed
 ) -> Iterator[HerdServer]:
-    server = HerdServer(tmp_path_factory.mktemp("herd") / "data", free_port())
     # no OS_CLOUD, no clouds.yaml: the trusts are herd's only way to Heat
-    server.env = {**keystone.herd_env(), "HERD_NOVA_TRUSTS": "true", "HERD_NOVA_TIMEOUT": "300"}
-    try:
-        server.start(timeout=180)
+    env = {**keystone.herd_env(), "HERD_NOVA_TRUSTS": "true", "HERD_NOVA_TIMEOUT": "300"}
+    with running_herd(tmp_path_factory.mktemp("herd") / "data", env) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _client(herd: HerdServer, token: str) -> httpx.Client:
