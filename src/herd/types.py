@@ -68,6 +68,17 @@ ACTIVE_ACTION_STATUSES = (
 )
 
 
+class ActionControl(StrEnum):
+    """What a running action is asked to do (its ``control`` column), read at its cancel
+    checks: every value stops it."""
+
+    #: a user's cancel (``PATCH /v1/actions``) or a purge's
+    CANCEL = "CANCEL"
+    #: a forced delete took its locks (``store/locks.py``): it ends CANCELLED with the
+    #: reason written then, whatever the rest of its run did
+    FORCED_OUT = "FORCED_OUT"
+
+
 class ActionCause(StrEnum):
     RPC = "RPC Request"
     DERIVED = "Derived Action"

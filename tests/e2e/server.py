@@ -7,9 +7,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+from tests.postgres import free_port
 
 HERD = str(Path(sys.executable).parent / "herd")
 
@@ -74,3 +77,18 @@ class HerdServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+
+
+@contextmanager
+def running_herd(
+    data_dir: Path, env: Mapping[str, str], timeout: float = 180.0
+) -> Iterator[HerdServer]:
+    """``herd serve`` with ``env`` (e.g. a Keystone bed's ``herd_env()``) on a free port, its
+    data in ``data_dir``, stopped on exit (the e2e modules' ``herd`` fixtures). ``timeout``:
+    a busy machine beside Keystone and Heat beds; the default 30 s is for herd alone."""
+    server = HerdServer(data_dir, free_port())
+    server.env = dict(env)
+    try:
+        yield server.start(timeout=timeout)
+    finally:
+        server.stop()

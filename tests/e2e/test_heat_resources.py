@@ -14,8 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.conftest import free_port
-from tests.e2e.server import HerdServer
+from tests.e2e.server import HerdServer, running_herd
 from tests.heat_bed import HeatBed, missing_reason, running_heat
 from tests.keystone_bed import KeystoneBed, running_keystone
 from tests.postgres import PgServer
@@ -91,14 +90,9 @@ def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeystoneBed]:
 
 @pytest.fixture(scope="module")
 def herd(tmp_path_factory: pytest.TempPathFactory, keystone: KeystoneBed) -> Iterator[HerdServer]:
-    server = HerdServer(tmp_path_factory.mktemp("herd") / "data", free_port())
-    server.env = keystone.herd_env()
-    try:
-        server.start(timeout=180)  # a busy machine: the default 30 s is for herd alone
+    with running_herd(tmp_path_factory.mktemp("herd") / "data", keystone.herd_env()) as server:
         keystone.register_service("herd", "clustering", server.url)
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

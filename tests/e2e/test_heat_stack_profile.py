@@ -16,8 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.conftest import free_port
-from tests.e2e.server import HerdServer
+from tests.e2e.server import HerdServer, running_herd
 from tests.heat_bed import HeatBed, missing_reason, running_heat
 from tests.keystone_bed import KeystoneBed, running_keystone
 from tests.postgres import PgServer
@@ -89,16 +88,11 @@ def heat(
 def herd(
     tmp_path_factory: pytest.TempPathFactory, keystone: KeystoneBed, heat: HeatBed
 ) -> Iterator[HerdServer]:
-    server = HerdServer(tmp_path_factory.mktemp("herd") / "data", free_port())
-    server.env = (
-        keystone.herd_env() | keystone.openstack_env("alice", "demo") | {"HERD_NOVA_TIMEOUT": "300"}
-    )
-    try:
-        server.start(timeout=180)
+    env = keystone.herd_env() | keystone.openstack_env("alice", "demo")
+    env["HERD_NOVA_TIMEOUT"] = "300"
+    with running_herd(tmp_path_factory.mktemp("herd") / "data", env) as server:
         keystone.register_service("herd", "clustering", server.url)
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,9 @@ from typing import Any
 import httpx
 import pytest
 from tests.conftest import free_port
-from tests.e2e.server import HerdServer
+from tests.e2e.nova.herd_api import act, members_of
+from tests.e2e.server import HerdServer, running_herd
+from tests.e2e.trusts import herd_as, scale_out_after_the_trustor_is_deleted
 from tests.heat_bed import HeatBed, missing_reason, running_heat
 from tests.keystone_bed import KeystoneBed
 from tests.postgres import PgServer
@@ -35,7 +37,6 @@ pytestmark = [
     pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason())),
 ]
 
-V = {"OpenStack-API-Version": "clustering 1.14"}
 WAIT = 300.0  # stacks on a busy two-core machine
 
 TEMPLATE = {
@@ -67,18 +68,10 @@ def heat(
 def herd(
     tmp_path_factory: pytest.TempPathFactory, keystone: KeystoneBed, heat: HeatBed
 ) -> Iterator[HerdServer]:
-    server = HerdServer(tmp_path_factory.mktemp("herd") / "data", free_port())
     # no OS_CLOUD, no clouds.yaml: the trusts are herd's only way to Heat
-    server.env = {**keystone.herd_env(), "HERD_NOVA_TRUSTS": "true", "HERD_NOVA_TIMEOUT": "300"}
-    try:
-        server.start(timeout=180)
+    env = {**keystone.herd_env(), "HERD_NOVA_TRUSTS": "true", "HERD_NOVA_TIMEOUT": "300"}
+    with running_herd(tmp_path_factory.mktemp("herd") / "data", env) as server:
         yield server
-    finally:
-        server.stop()
-
-
-def _client(herd: HerdServer, token: str) -> httpx.Client:
-    return httpx.Client(base_url=herd.url, headers={**V, "X-Auth-Token": token}, timeout=120)
 
 
 def _heat(heat: HeatBed, keystone: KeystoneBed, user: str, project: str) -> httpx.Client:
@@ -97,22 +90,10 @@ def _stacks(client: httpx.Client) -> dict[str, dict[str, Any]]:
     return {s["id"]: s for s in answer.json()["stacks"]}
 
 
-def _act(client: httpx.Client, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
-    answer = client.post(f"/v1/clusters/{cluster}/actions", json=body)
-    assert answer.status_code == 202, answer.text
-    return wait_for_action(client, answer.json()["action"], timeout=WAIT)
-
-
-def _members(client: httpx.Client, cluster: str) -> list[dict[str, Any]]:
-    answer = client.get("/v1/nodes", params={"cluster_id": cluster})
-    assert answer.status_code == 200, answer.text
-    return list(answer.json()["nodes"])
-
-
 def test_stacks_are_the_users_and_a_refused_trust_fails_the_action(
     keystone: KeystoneBed, heat: HeatBed, herd: HerdServer
 ) -> None:
-    carla = _client(herd, keystone.token("carla", "demo"))
+    carla = herd_as(herd.url, keystone.token("carla", "demo"), timeout=120)
     demo = keystone.projects["demo"]
     spec = {"type": "os.heat.stack", "version": "1.0", "properties": {"template": TEMPLATE}}
     made = carla.post("/v1/profiles", json={"profile": {"name": "trusted", "spec": spec}})
@@ -124,7 +105,7 @@ def test_stacks_are_the_users_and_a_refused_trust_fails_the_action(
     cluster = made.json()["cluster"]["id"]
     action = wait_for_action(carla, made.headers["Location"], timeout=WAIT)
     assert action["status"] == "SUCCEEDED", action["status_reason"]
-    members = _members(carla, cluster)
+    members = members_of(carla, cluster)
     assert [m["status"] for m in members] == ["ACTIVE", "ACTIVE"], members
     physical = {m["physical_id"] for m in members}
 
@@ -145,28 +126,13 @@ def test_stacks_are_the_users_and_a_refused_trust_fails_the_action(
     assert refused.status_code in (403, 404), refused.text
 
     # a scale-in deletes one stack through the trust
-    action = _act(carla, cluster, {"scale_in": {"count": 1}})
+    action = act(carla, cluster, {"scale_in": {"count": 1}}, timeout=WAIT)
     assert action["status"] == "SUCCEEDED", action["status_reason"]
-    [kept] = _members(carla, cluster)
+    [kept] = members_of(carla, cluster)
     assert set(_stacks(in_demo)) == {kept["physical_id"]}
 
     # carla's user is deleted: Keystone refuses her trust, and herd tries nothing else
-    admin = keystone.token("admin", "admin")
-    deleted = httpx.delete(
-        f"{keystone.url}/users/{keystone.users['carla'].id}",
-        headers={"X-Auth-Token": admin},
-        timeout=60,
-    )
-    assert deleted.status_code == 204, deleted.text
-    alice = _client(herd, keystone.token("alice", "demo"))
-    action = _act(alice, cluster, {"scale_out": {"count": 1}})
-    assert action["status"] == "FAILED", action
-    failed = [m for m in _members(alice, cluster) if m["id"] != kept["id"]]
-    assert len(failed) == 1 and failed[0]["status"] == "ERROR", failed
-    reason = failed[0]["status_reason"]
-    assert "trust" in reason and "no longer valid" in reason, reason
-    assert keystone.users["carla"].id in reason and demo in reason, reason
-    assert not failed[0]["physical_id"], failed
+    scale_out_after_the_trustor_is_deleted(keystone, herd.url, cluster, WAIT)
     # no stack was made: demo holds the one kept, other none
     assert set(_stacks(_heat(heat, keystone, "alice", "demo"))) == {kept["physical_id"]}
     assert _stacks(in_other) == {}

@@ -21,8 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.conftest import free_port
-from tests.e2e.server import HerdServer
+from tests.e2e.server import HerdServer, running_herd
 from tests.keystone_bed import KeystoneBed, missing_reason, running_keystone
 from tests.waiting import wait_for_action
 
@@ -45,16 +44,10 @@ def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeystoneBed]:
 
 @pytest.fixture(scope="module")
 def herd(tmp_path_factory: pytest.TempPathFactory, keystone: KeystoneBed) -> Iterator[HerdServer]:
-    port = free_port()
-    server = HerdServer(tmp_path_factory.mktemp("herd") / "data", port)
-    server.env = keystone.herd_env()
-    try:
-        server.start()
+    with running_herd(tmp_path_factory.mktemp("herd") / "data", keystone.herd_env()) as server:
         # the docs' `openstack service create` / `openstack endpoint create` lines
         keystone.register_service("herd", "clustering", server.url)
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -172,18 +165,14 @@ def test_operator_policy_file(
 ) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text('"profiles:create": "rule:context_is_admin"\n')
-    server = HerdServer(tmp_path / "data", free_port())
-    server.env = keystone.herd_env() | {"HERD_POLICY_FILE": str(policy)}
-    try:
-        server.start()
+    env = keystone.herd_env() | {"HERD_POLICY_FILE": str(policy)}
+    with running_herd(tmp_path / "data", env) as server:
         alice = caller(server, tokens, "alice")
         body = {"profile": {"name": "p", "spec": SIM_SPEC}}
         refused = alice.post("/v1/profiles", json=body)
         assert refused.status_code == 403, refused.text
         assert alice.get("/v1/profiles").status_code == 200  # other rules keep their defaults
         assert caller(server, tokens, "admin").post("/v1/profiles", json=body).status_code == 201
-    finally:
-        server.stop()
 
 
 def test_openstack_cli_finds_herd_in_the_catalog(

@@ -22,7 +22,9 @@ from typing import Any
 import httpx
 import pytest
 from tests.conftest import free_port
+from tests.e2e.nova.herd_api import act, members_of
 from tests.e2e.server import HerdServer
+from tests.e2e.trusts import herd_as, scale_out_after_the_trustor_is_deleted
 from tests.keystone_bed import PASSWORD, REGION, KeystoneBed, missing_reason
 from tests.nova_bed.configs import not_installed_reason as nova_bed_missing
 from tests.nova_bed.fixture import NovaCloud
@@ -38,7 +40,6 @@ pytestmark = [
 ]
 
 PREFIX = "trust-e2e"
-V = {"OpenStack-API-Version": "clustering 1.14"}
 WAIT = 240.0
 
 
@@ -99,10 +100,6 @@ def _remove_leftovers(nova: NovaCloud) -> None:
             conn.compute.delete_server(server.id, ignore_missing=True)
 
 
-def _client(beds: Beds, token: str) -> httpx.Client:
-    return httpx.Client(base_url=beds.herd.url, headers={**V, "X-Auth-Token": token}, timeout=60)
-
-
 def _openstack(beds: Beds, user: str, project: str) -> Any:
     """openstacksdk as ``user`` with a password: Keystone's catalog leads to its nova-api."""
     import openstack
@@ -136,21 +133,9 @@ def _ours(servers: Any) -> dict[str, Any]:
     return {s.id: s for s in servers if s.name.startswith(PREFIX) and s.status != "DELETED"}
 
 
-def _act(client: httpx.Client, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
-    answer = client.post(f"/v1/clusters/{cluster}/actions", json=body)
-    assert answer.status_code == 202, answer.text
-    return wait_for_action(client, answer.json()["action"], timeout=WAIT)
-
-
-def _members(client: httpx.Client, cluster: str) -> list[dict[str, Any]]:
-    answer = client.get("/v1/nodes", params={"cluster_id": cluster})
-    assert answer.status_code == 200, answer.text
-    return list(answer.json()["nodes"])
-
-
 def test_servers_are_the_users_and_a_deleted_user_stops_herd(beds: Beds) -> None:
     keystone = beds.keystone
-    carla = _client(beds, keystone.token("carla", "demo"))
+    carla = herd_as(beds.herd.url, keystone.token("carla", "demo"))
     demo = keystone.projects["demo"]
     spec = {
         "type": "os.nova.server",
@@ -175,7 +160,7 @@ def test_servers_are_the_users_and_a_deleted_user_stops_herd(beds: Beds) -> None
     action = wait_for_action(carla, made.headers["Location"], timeout=WAIT)
     assert action["status"] == "SUCCEEDED", action
 
-    members = _members(carla, cluster["id"])
+    members = members_of(carla, cluster["id"])
     assert [m["status"] for m in members] == ["ACTIVE", "ACTIVE"], members
     assert {m["domain"] for m in members} == {"default"}
     physical = {m["physical_id"] for m in members}
@@ -229,9 +214,9 @@ def test_servers_are_the_users_and_a_deleted_user_stops_herd(beds: Beds) -> None
     assert not any(t["id"] in text for t in first + second for text in shown)
 
     # scale-in deletes one server through the trust
-    action = _act(carla, cluster["id"], {"scale_in": {"count": 1}})
+    action = act(carla, cluster["id"], {"scale_in": {"count": 1}}, timeout=WAIT)
     assert action["status"] == "SUCCEEDED", action
-    left = {m["physical_id"] for m in _members(carla, cluster["id"])}
+    left = {m["physical_id"] for m in members_of(carla, cluster["id"])}
     assert len(left) == 1
     wait_for(
         lambda: set(_ours(_openstack(beds, "carla", "demo").compute.servers())) == left,
@@ -240,21 +225,7 @@ def test_servers_are_the_users_and_a_deleted_user_stops_herd(beds: Beds) -> None
     )
 
     # carla's user is deleted: her trust is dead, and herd tries nothing else
-    deleted = httpx.delete(
-        f"{keystone.url}/users/{keystone.users['carla'].id}",
-        headers={"X-Auth-Token": admin},
-        timeout=60,
-    )
-    assert deleted.status_code == 204, deleted.text
-    alice = _client(beds, keystone.token("alice", "demo"))
-    action = _act(alice, cluster["id"], {"scale_out": {"count": 1}})
-    assert action["status"] == "FAILED", action
-    failed = [m for m in _members(alice, cluster["id"]) if m["physical_id"] not in left]
-    assert len(failed) == 1 and failed[0]["status"] == "ERROR", failed
-    reason = failed[0]["status_reason"]
-    assert "trust" in reason and "no longer valid" in reason, reason
-    assert keystone.users["carla"].id in reason and demo in reason, reason
-    assert not failed[0]["physical_id"], failed
+    scale_out_after_the_trustor_is_deleted(keystone, beds.herd.url, cluster["id"], WAIT)
 
     # no server was made anywhere: every server of this module is the one left, in demo
     everywhere = _ours(beds.nova.connect().compute.servers(all_projects=True))

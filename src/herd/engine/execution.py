@@ -181,7 +181,7 @@ class ActionExecution:
         """Stop the handler if a cancel was requested or the action timed out."""
         with self.ctx.database.read() as session:
             control = action_store.control(session, self.id)
-        if control == "CANCEL":
+        if control is not None:  # a cancel, or a forced delete took its locks
             raise ActionCancelled(f"{self.action} [{self.id[:8]}] cancelled")
         if self.timeout > 0 and self.ctx.now() - self.start_time > self.timeout:
             raise ActionCancelled(f"{self.action} [{self.id[:8]}] timeout")

@@ -24,7 +24,15 @@ from herd.store import events, locks
 from herd.store import nodes as node_store
 from herd.store.database import Session
 from herd.store.models import ActionRow
-from herd.types import WAIT_FOR_LOCK, ActionCause, ActionName, ActionStatus, LockScope, Phase
+from herd.types import (
+    WAIT_FOR_LOCK,
+    ActionCause,
+    ActionControl,
+    ActionName,
+    ActionStatus,
+    LockScope,
+    Phase,
+)
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +192,7 @@ class ActionRunner:
             row = action_store.get(session, ex.id)
             if row is None:
                 return
-            if locks.forced_out(row.status_reason):
+            if row.control is ActionControl.FORCED_OUT:
                 # A forced delete took its locks (locks._rob): whatever the rest of the run
                 # did, its resource went, so it ends CANCELLED with that reason, whichever
                 # cancel check (or none, when every call returned first) saw it.

@@ -26,7 +26,9 @@ class MemberState:
     id: str
     status: NodeStatus
     physical_id: str | None
-    busy: bool = False  # a live action holds the node's lock (e.g. a delete waiting for a hook)
+    #: a live action holds the node's lock (e.g. a delete waiting for a hook), or its deletion
+    #: is pending (a NODE_DELETE that failed or was cancelled: its tombstone)
+    busy: bool = False
 
 
 @dataclass(frozen=True, slots=True)

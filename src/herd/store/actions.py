@@ -13,7 +13,13 @@ from herd.observability import context as log_context
 from herd.store.bulk import chunked, insert_rows, update_rows
 from herd.store.models import ActionRow, DependencyRow, NodeRow
 from herd.store.wakeups import announce_ready
-from herd.types import ACTIVE_ACTION_STATUSES, ActionCause, ActionName, ActionStatus
+from herd.types import (
+    ACTIVE_ACTION_STATUSES,
+    ActionCause,
+    ActionControl,
+    ActionName,
+    ActionStatus,
+)
 
 
 def action_name(action: ActionName, target: str) -> str:
@@ -251,8 +257,8 @@ def get_many(session: Session, action_ids: Iterable[str]) -> Sequence[ActionRow]
     return session.scalars(select(ActionRow).where(ActionRow.id.in_(ids))).all()
 
 
-def control(session: Session, action_id: str) -> str | None:
-    """The cancel request of an action (``CANCEL``) or None."""
+def control(session: Session, action_id: str) -> ActionControl | None:
+    """The stop request of an action or None."""
     return session.scalar(select(ActionRow.control).where(ActionRow.id == action_id))
 
 

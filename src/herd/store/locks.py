@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from herd.store.bulk import chunked, insert_rows
 from herd.store.models import ActionRow, ClusterLockRow, EngineRow, NodeLockRow
-from herd.types import ActionStatus, LockScope
+from herd.types import ActionControl, ActionStatus, LockScope
 
 _HOLDERS = select(
     ActionRow.id,
@@ -193,24 +193,20 @@ CLUSTER_TAKEN = "Cancelled: its cluster was deleted by force"
 NODE_TAKEN = "Cancelled: its node was deleted by force"
 
 
-def forced_out(reason: str | None) -> bool:
-    """Whether an action's reason says a forced delete took its locks (:func:`_rob`)."""
-    return (reason or "").startswith((CLUSTER_TAKEN, NODE_TAKEN))
-
-
 def _rob(session: Session, holders: Sequence[str], taken: str, taker: str) -> None:
     """A forced take: the robbed top-level actions are asked to stop (they would go on
     acting on a resource being deleted); a robbed child is left to its parent, which
     finds its node gone.
 
-    The reason is written now, on the running row: the runner ends a robbed action
-    CANCELLED with it whatever its handler made of the rest of its run (a scale-out whose
-    calls all returned before its next cancel check ended SUCCEEDED, its nodes deleted).
+    The mark (``control`` FORCED_OUT) and the reason are written now, on the running row:
+    the runner ends a robbed action CANCELLED with that reason whatever its handler made of
+    the rest of its run (a scale-out whose calls all returned before its next cancel check
+    ended SUCCEEDED, its nodes deleted).
     """
     session.execute(
         update(ActionRow)
         .where(ActionRow.id.in_(list(holders)), ActionRow.parent_id.is_(None))
-        .values(control="CANCEL", status_reason=f"{taken} (action {taker[:8]}).")
+        .values(control=ActionControl.FORCED_OUT, status_reason=f"{taken} (action {taker[:8]}).")
     )
 
 

@@ -1,4 +1,5 @@
-"""What the Nova e2e tests ask of herd's API and of Nova, written once for the three of them.
+"""What the Nova e2e tests ask of herd's API and of Nova, written once for all of them (the
+trust tests, ``tests/e2e/trusts.py``, use the calls on herd's API too).
 
 The fixtures (the bed, openstacksdk on it, one ``herd serve`` per module) are in
 ``conftest.py``; these are the calls the tests make with them.
@@ -49,11 +50,13 @@ def create_policy(herd: httpx.Client, name: str, spec: dict[str, Any]) -> str:
     return str(r.json()["policy"]["id"])
 
 
-def act(herd: httpx.Client, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
+def act(
+    herd: httpx.Client, cluster: str, body: dict[str, Any], timeout: float = 240.0
+) -> dict[str, Any]:
     """Run a cluster action to its end; its final action record."""
     r = herd.post(f"/v1/clusters/{cluster}/actions", json=body)
     assert r.status_code == 202, r.text
-    return wait_for_action(herd, r.json()["action"], timeout=240)
+    return wait_for_action(herd, r.json()["action"], timeout=timeout)
 
 
 def create_cluster(herd: httpx.Client, name: str, profile: str, size: int) -> dict[str, Any]:
@@ -68,6 +71,7 @@ def create_cluster(herd: httpx.Client, name: str, profile: str, size: int) -> di
 
 def members_of(herd: httpx.Client, cluster: str) -> list[dict[str, Any]]:
     r = herd.get("/v1/nodes", params={"cluster_id": cluster, "show_details": "true"})
+    assert r.status_code == 200, r.text
     return list(r.json()["nodes"])
 
 

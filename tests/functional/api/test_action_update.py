@@ -16,7 +16,7 @@ from tests.functional.api.helpers import (
 
 from herd.store import actions as action_store
 from herd.store.models import ActionRow, NodeLockRow
-from herd.types import ActionCause, ActionName, ActionStatus
+from herd.types import ActionCause, ActionControl, ActionName, ActionStatus
 
 CANCEL = {"action": {"status": "CANCELLED"}}
 V12 = mv("1.12")
@@ -71,6 +71,30 @@ def test_cancel_signals_the_running_parent_and_ends_waiting_children(client: Tes
     with services(client).database.read() as session:
         held = {row.action_id for row in session.query(NodeLockRow)}
     assert waiting not in held and running in held
+
+
+def test_cancel_keeps_the_mark_of_a_forced_delete(client: TestClient) -> None:
+    # A running action a forced delete robbed (store/locks.py) keeps that mark when a user
+    # then cancels it: its runner still ends it with the forced delete's reason.
+    parent, _ = _parent_with_children(client)
+    reason = "Cancelled: its cluster was deleted by force (action 01234567)."
+    set_row(client, ActionRow, parent, control=ActionControl.FORCED_OUT, status_reason=reason)
+    r = client.patch(f"/v1/actions/{parent}", json=CANCEL, headers=V12)
+    assert r.status_code == 202
+    row = _row(client, parent)
+    assert (row.status, row.control, row.status_reason) == (
+        "RUNNING",
+        ActionControl.FORCED_OUT,
+        reason,
+    )
+    # force-cancelled, it ends now with the user's reason, so the mark goes with it
+    r = client.patch(f"/v1/actions/{parent}?force=true", json=CANCEL, headers=V12)
+    row = _row(client, parent)
+    assert (row.status, row.control, row.status_reason) == (
+        "CANCELLED",
+        ActionControl.CANCEL,
+        "Action execution force cancelled",
+    )
 
 
 def test_force_cancel_ends_everything_and_releases_locks(client: TestClient) -> None:

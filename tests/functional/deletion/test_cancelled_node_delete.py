@@ -5,8 +5,8 @@ node DELETING and its tombstone DELETING with nothing running, until the next DE
 an engine start. Now (``engine/stopped.py``, docs/api.md "Cancelling actions"):
 
 * cancelled before its driver call: the node is ERROR ("Deletion cancelled; a new DELETE
-  finishes it."), its resource untouched, its tombstone ERROR with the same reason; a new
-  DELETE finishes it;
+  finishes it."), its resource untouched, its tombstone ERROR with the same reason; a
+  cluster recover leaves it so (its user asked for it to go), and a new DELETE finishes it;
 * cancelled while its driver call ran: the call finishes and is written, the node is gone,
   and so is its tombstone (a row deleted in bulk does not take its tombstone with it).
 
@@ -82,6 +82,19 @@ def test_cancelled_before_its_driver_call_the_node_is_error_and_deletable(api: A
     assert (tombstone.status, tombstone.reason) == ("ERROR", NODE_DELETION_CANCELLED)
     assert _servers(api) == {keep, node}  # its server was never touched
     assert api.get_cluster(cluster)["desired_capacity"] == 2
+
+    # A cluster recover does not bring back what its user asked to delete: it stays ERROR
+    # with its reason and its resource (before, RECREATE made it ACTIVE on a new one).
+    recovered = api.act(cluster, {"recover": {}})
+    assert recovered["status"] == "SUCCEEDED", recovered["status_reason"]
+    after = api.node(node)
+    assert after is not None
+    assert (after["status"], after["status_reason"], after["physical_id"]) == (
+        "ERROR",
+        NODE_DELETION_CANCELLED,
+        found["physical_id"],
+    )
+    assert _servers(api) == {keep, node}
 
     # A new DELETE finishes it (the policy's grace period goes first).
     detach = api.act(cluster, {"policy_detach": {"policy_id": policy}})

@@ -18,7 +18,7 @@ from herd.store import actions as action_store
 from herd.store import tombstones
 from herd.store.database import Database
 from herd.store.models import ActionRow, ClusterRow, EventRow, NodeRow, PolicyRow, ProfileRow
-from herd.types import ActionName, ResourceType
+from herd.types import ActionControl, ActionName, ResourceType
 
 PROJECT = "p1"
 
@@ -150,7 +150,7 @@ class Harness:
         with self.db.write() as session:
             row = session.get(ActionRow, action_id)
             assert row is not None and row.status == "RUNNING", row and row.status
-            row.control = "CANCEL"
+            row.control = ActionControl.CANCEL
         return self.wait(action_id, timeout)
 
     def run(

@@ -65,8 +65,8 @@ def _assert_robbed(harness: Harness, scale: str, forced: str, timeout: float = 3
     """The robbed scale-out ends CANCELLED, saying why, whichever driver made its nodes.
 
     With the process driver every create returned (the gate opened) before the scale-out's
-    next cancel check, and it ended SUCCEEDED with ``control=CANCEL`` on its row (the sim
-    one ended CANCELLED or FAILED, by timing): the reason the forced delete wrote decides.
+    next cancel check, and it ended SUCCEEDED with ``control=FORCED_OUT`` on its row (the
+    sim one ended CANCELLED or FAILED, by timing): the mark the forced delete wrote decides.
     """
     ended = harness.wait(scale, timeout)
     assert (ended.status, ended.status_reason) == (

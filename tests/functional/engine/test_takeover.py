@@ -16,7 +16,7 @@ from herd.store import actions as action_store
 from herd.store import locks
 from herd.store.database import Database
 from herd.store.models import ActionRow, ClusterLockRow, EngineRow, NodeLockRow
-from herd.types import ActionCause, ActionName, ActionStatus, LockScope
+from herd.types import ActionCause, ActionControl, ActionName, ActionStatus, LockScope
 
 
 def _engine(db: Database, *, alive: bool) -> str:
@@ -134,7 +134,7 @@ def test_a_live_holder_keeps_its_lock_unless_the_delete_is_forced(harness: Harne
     assert harness.node(node) is None
     with harness.db.read() as session:
         robbed = session.get(ActionRow, holder)
-        assert robbed is not None and robbed.control == "CANCEL"
+        assert robbed is not None and robbed.control is ActionControl.FORCED_OUT
         # the reason its runner ends it with (CANCELLED), written when the lock was taken
         assert robbed.status_reason == f"{locks.NODE_TAKEN} (action {forced.id[:8]})."
 

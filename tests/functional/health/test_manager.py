@@ -24,9 +24,11 @@ from tests.functional.health.helpers import (
 )
 from tests.waiting import wait_for
 
+from herd.engine.stopped import NODE_DELETION_CANCELLED
 from herd.store import actions as action_store
-from herd.store.models import BindingRow, ClusterLockRow, EventRow, HealthLeaseRow
-from herd.types import ActionName, ActionStatus
+from herd.store import tombstones
+from herd.store.models import BindingRow, ClusterLockRow, EventRow, HealthLeaseRow, NodeRow
+from herd.types import ActionName, ActionStatus, ResourceType
 
 LIFECYCLE: list[dict[str, Any]] = [{"type": "LIFECYCLE_EVENTS"}]
 POLLING: list[dict[str, Any]] = [{"type": "NODE_STATUS_POLLING"}]
@@ -154,6 +156,48 @@ def test_no_recovery_while_a_shrink_suspends_checks(harness: Harness) -> None:
         action_store.set_status(session, shrink, ActionStatus.FAILED, "boom", time.time())
     wait_for(lambda: replaced(harness, victim.id, victim.physical_id))
     assert any(e.status == "RESUMED" for e in harness.events(cluster))
+
+
+def test_a_member_whose_deletion_is_pending_is_neither_checked_nor_recovered(
+    harness: Harness,
+) -> None:
+    # What a cancelled NODE_DELETE leaves (engine/stopped.py): the node ERROR, its tombstone
+    # ERROR; its user asked for it to go, so the manager must not bring it back.
+    cluster = harness.cluster(2)
+    going, other = harness.nodes(cluster)
+    now = time.time()
+    with harness.db.write() as session:
+        tombstones.insert(
+            session,
+            resource_type=ResourceType.NODE,
+            resource_id=going.id,
+            project=going.project,
+            requested_by="user",
+            action_id=None,
+            now=now,
+        )
+        tombstones.mark_error(session, ResourceType.NODE, going.id, NODE_DELETION_CANCELLED)
+        session.execute(
+            update(NodeRow)
+            .where(NodeRow.id == going.id)
+            .values(status="ERROR", status_reason=NODE_DELETION_CANCELLED)
+        )
+    assert going.physical_id is not None and other.physical_id is not None
+    sim(harness).break_node(going.physical_id, "kernel panic")
+    harness.attach(cluster, health_spec(POLLING, interval=1))
+    # Rounds run: the other member is checked twice (a second round saw the pending one too).
+    wait_for(lambda: check_row(harness, other.id))
+    first = check_row(harness, other.id).checked_at  # type: ignore[union-attr]
+    wait_for(lambda: (check_row(harness, other.id).checked_at or 0) > (first or 0))  # type: ignore[union-attr]
+    assert check_row(harness, going.id) is None
+    assert recover_actions(harness, cluster) == []
+    kept = harness.node(going.id)
+    assert kept is not None
+    assert (kept.status, kept.status_reason, kept.physical_id) == (
+        "ERROR",
+        NODE_DELETION_CANCELLED,
+        going.physical_id,
+    )
 
 
 def test_a_held_cluster_lock_makes_the_manager_wait(harness: Harness) -> None:

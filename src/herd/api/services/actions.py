@@ -21,9 +21,8 @@ from herd.store.events import record
 from herd.store.locks import release_all
 from herd.store.lookup import find
 from herd.store.models import ActionRow
-from herd.types import ActionStatus
+from herd.types import ActionControl, ActionStatus
 
-CANCEL = "CANCEL"
 CANCELLABLE = (
     ActionStatus.INIT,
     ActionStatus.WAITING,
@@ -78,19 +77,24 @@ def _end(
 def _cancel(
     session: Session, services: Services, ctx: RequestContext, row: ActionRow, force: bool
 ) -> None:
-    row.control = CANCEL
     row.updated_at = services.now()
     status = ActionStatus(row.status)
     if force:
+        row.control = ActionControl.CANCEL
         _end(session, services, ctx, row, FORCE_CANCELLED_REASON)
         release_all(session, row.id)
     elif status in (ActionStatus.INIT, ActionStatus.WAITING_LIFECYCLE_COMPLETION) or (
         status in IDLE_UNOWNED and row.owner is None
     ):
+        row.control = ActionControl.CANCEL
         _end(session, services, ctx, row, CANCELLED_REASON)
         # Its locks end with it: a child waiting for its lifecycle hook holds its node's
         # (the cancel matrix found that row left behind after its parent ended).
         release_all(session, row.id)
+    elif row.control is None:
+        # A running action is asked to stop; one a forced delete robbed keeps that mark,
+        # so its runner still ends it with the forced delete's reason.
+        row.control = ActionControl.CANCEL
 
 
 def cancel_action(

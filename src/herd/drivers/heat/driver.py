@@ -23,7 +23,6 @@ from typing import Any, ClassVar, cast
 
 from herd.drivers.base import (
     CreatedResource,
-    Driver,
     HealthReport,
     NodeRequest,
     ResourceGone,
@@ -44,8 +43,8 @@ from herd.drivers.heat.stacks import (
     stack_tags,
     wait_for_action,
 )
-from herd.drivers.nova.cloud import NovaCloud, NovaOptions, is_not_found, nova_message
-from herd.drivers.nova.trusts import TrustedConnections
+from herd.drivers.nova.cloud import is_not_found, nova_message
+from herd.drivers.nova.cloud_driver import CloudDriver
 from herd.drivers.spec_values import fail
 from herd.errors import DriverError, InvalidSpec
 
@@ -60,7 +59,7 @@ def _region(properties: Mapping[str, Any]) -> str | None:
     return str(region) if region else None
 
 
-class HeatStackDriver(HeatAdoptionMixin, Driver):
+class HeatStackDriver(HeatAdoptionMixin, CloudDriver):
     """Heat stacks on the configured cloud."""
 
     profile_type = "os.heat.stack"
@@ -70,19 +69,6 @@ class HeatStackDriver(HeatAdoptionMixin, Driver):
     }
     properties_schema: ClassVar[dict[str, dict[str, Any]]] = PROPERTIES_SCHEMA
     supports_update = True
-
-    def __init__(
-        self,
-        options: NovaOptions,
-        *,
-        cloud: NovaCloud | None = None,
-        trusts: TrustedConnections | None = None,
-    ) -> None:
-        """Talk to the cloud ``options`` names; nothing is contacted before the first call."""
-        super().__init__()
-        self.options = options
-        self.cloud = cloud or NovaCloud(options)
-        self.trusts = trusts
 
     @classmethod
     def validate_properties(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,11 +131,7 @@ class HeatStackDriver(HeatAdoptionMixin, Driver):
 
     def shared_connection(self, doing: str) -> HeatConnection:
         """The configured cloud, for calls that act for no node; refused with trusts."""
-        if self.trusts is not None:
-            raise DriverError(
-                f"{doing} is not available when herd acts through Keystone trusts "
-                "(nova_trusts): it acts for no node's owner, and herd never uses other credentials"
-            )
+        self.refuse_with_trusts(doing)
         return self.node_connection(None, None)
 
     # -- create / delete -----------------------------------------------------------------

@@ -9,18 +9,19 @@ operation, with Heat's reason.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Mapping
 
 from herd.drivers.base import NodeRequest
 from herd.drivers.heat.sdk import HeatConnection, HeatStack
 from herd.drivers.nova.cloud import NovaCloud, is_not_found
+from herd.drivers.nova.polling import Backoff, poll_until
 from herd.errors import DriverError
 
 #: Heat's rule for stack names: a letter first, then letters, digits, ``_``, ``-`` and ``.``
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]")
-#: seconds between two reads of a stack's status
+#: seconds between two reads of a stack's status (always the same: stacks take long)
 POLL_INTERVAL = 1.0
+POLLS = Backoff(POLL_INTERVAL)
 #: seconds herd waits beyond a profile's ``timeout``: Heat enforces that timeout itself
 #: (``timeout_mins``) and ends the stack ``CREATE_FAILED`` "Create timed out"; herd's own
 #: deadline is the backstop for a Heat that does not report in time
@@ -101,23 +102,32 @@ def wait_for_action(
         StackFailed: it ended FAILED, was rolled back, or disappeared (Heat's reason).
         DriverError: it did not end within ``timeout`` seconds.
     """
-    end = time.monotonic() + timeout
-    status = "unknown"
-    while True:
+
+    def read() -> HeatStack:
         stack = get_stack(cloud, conn, stack_id)
         if stack is None:
             raise StackFailed(f"stack {stack_id} disappeared while waiting for {action}_COMPLETE")
+        return stack
+
+    def ended(stack: HeatStack) -> bool:
         status = stack.status or "unknown"
         if status == f"{action}_COMPLETE":
-            return stack
+            return True
         if status in (f"{action}_FAILED", "ROLLBACK_COMPLETE", "ROLLBACK_FAILED"):
             raise StackFailed(f"stack {stack_id} is {status}: {stack.status_reason or 'no reason'}")
-        if time.monotonic() >= end:
-            raise DriverError(
-                f"stack {stack_id} timed out: it did not reach {action}_COMPLETE in "
-                f"{timeout:.0f} s (it is {status})"
-            )
-        cloud.pause(POLL_INTERVAL)
+        return False
+
+    return poll_until(
+        read,
+        ended,
+        timeout,
+        lambda stack: DriverError(
+            f"stack {stack_id} timed out: it did not reach {action}_COMPLETE in "
+            f"{timeout:.0f} s (it is {stack.status or 'unknown'})"
+        ),
+        pause=cloud.pause,
+        backoff=POLLS,
+    )
 
 
 def delete_and_wait(cloud: NovaCloud, conn: HeatConnection, stack_id: str, timeout: float) -> None:
@@ -133,18 +143,22 @@ def delete_and_wait(cloud: NovaCloud, conn: HeatConnection, stack_id: str, timeo
         if is_not_found(exc):
             return
         raise
-    end = time.monotonic() + timeout
-    while True:
-        stack = get_stack(cloud, conn, stack_id)
-        if stack is None:
-            return
-        if stack.status == "DELETE_FAILED":
+
+    def gone(stack: HeatStack | None) -> bool:
+        if stack is not None and stack.status == "DELETE_FAILED":
             raise DriverError(
                 f"deleting stack {stack_id} failed: {stack.status_reason or 'no reason'}"
             )
-        if time.monotonic() >= end:
-            raise DriverError(f"stack {stack_id} was not deleted in {timeout:.0f} s")
-        cloud.pause(POLL_INTERVAL)
+        return stack is None
+
+    poll_until(
+        lambda: get_stack(cloud, conn, stack_id),
+        gone,
+        timeout,
+        lambda _: DriverError(f"stack {stack_id} was not deleted in {timeout:.0f} s"),
+        pause=cloud.pause,
+        backoff=POLLS,
+    )
 
 
 def find_by_tag(cloud: NovaCloud, conn: HeatConnection, tag: str) -> list[HeatStack]:

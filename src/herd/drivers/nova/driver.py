@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 
 from herd.drivers.base import (
     CreatedResource,
-    Driver,
     HealthReport,
     NodeRequest,
     ResourceEvent,
@@ -29,6 +28,7 @@ from herd.drivers.base import (
     ServerGroup,
 )
 from herd.drivers.nova.cloud import NovaCloud, NovaOptions, node_tag
+from herd.drivers.nova.cloud_driver import CloudDriver
 from herd.drivers.nova.groups import create_group, delete_group, find_group
 from herd.drivers.nova.notifications import NotificationListener
 from herd.drivers.nova.operations import NOVA_OPERATIONS, NovaOperationsMixin
@@ -56,7 +56,7 @@ from herd.errors import DriverError
 log = logging.getLogger(__name__)
 
 
-class NovaServerDriver(NovaOperationsMixin, Driver):
+class NovaServerDriver(NovaOperationsMixin, CloudDriver):
     """Nova servers on the configured cloud."""
 
     profile_type = "os.nova.server"
@@ -80,15 +80,8 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
         cloud: NovaCloud | None = None,
         trusts: TrustedConnections | None = None,
     ) -> None:
-        """Talk to the cloud the options name; nothing is contacted before the first call.
-
-        With ``trusts`` every node is acted on through its owner's Keystone trust
-        (:mod:`herd.drivers.nova.trusts`), never with the clouds.yaml credentials.
-        """
-        super().__init__()
-        self.options = options
-        self.cloud = cloud or NovaCloud(options)
-        self.trusts = trusts
+        """See :class:`CloudDriver`; the notification listener starts with the first watch."""
+        super().__init__(options, cloud=cloud, trusts=trusts)
         self.resolver = Resolver(self.cloud)
         self._watched: dict[str, str] = {}  # server id -> node id
         #: server id -> until when its events are herd's own doing (a stop, a reboot)
@@ -118,11 +111,7 @@ class NovaServerDriver(NovaOperationsMixin, Driver):
 
     def _shared_connection(self, region: str | None, doing: str) -> NovaConnection:
         """The configured cloud, for calls that act for no node; refused with trusts."""
-        if self.trusts is not None:
-            raise DriverError(
-                f"{doing} is not available when herd acts through Keystone trusts "
-                "(nova_trusts): it acts for no node's owner, and herd never uses other credentials"
-            )
+        self.refuse_with_trusts(doing)
         return self.cloud.connection(region)
 
     # -- create / delete -----------------------------------------------------------------

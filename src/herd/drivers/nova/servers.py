@@ -15,6 +15,7 @@ from typing import Protocol
 
 from herd.drivers.base import NodeRequest
 from herd.drivers.nova.cloud import NovaCloud, is_not_found, node_tag
+from herd.drivers.nova.polling import Backoff, poll_until
 from herd.drivers.nova.sdk import NovaConnection
 from herd.errors import DriverError
 
@@ -25,6 +26,10 @@ SETTLED = frozenset(
 
 #: statuses NODE_STATUS_POLLING counts as a failed server (Senlin's list)
 UNHEALTHY = frozenset({"ERROR", "SHUTOFF", "DELETED", "SOFT_DELETED"})
+
+#: the pause between two reads of a server: short at first (most changes are quick), then
+#: longer, so a slow boot costs few requests
+POLLS = Backoff(0.1, factor=1.5, most=2.0)
 
 #: metadata herd writes on every server, as Senlin did (cluster_node_id finds the node)
 HERD_METADATA_KEYS = ("cluster_id", "cluster_node_id", "cluster_node_index")
@@ -174,23 +179,32 @@ def wait_for(
         ServerFailed: the server went to ERROR (with Nova's fault message).
         DriverError: it vanished, or did not get there within ``timeout`` seconds.
     """
-    deadline = clock() + timeout
-    interval = 0.1
-    while True:
+
+    def read() -> NovaServer:
         server = get_server(cloud, conn, server_id)
         if server is None:
             raise DriverError(f"server {server_id} disappeared while {doing}")
+        return server
+
+    def arrived(server: NovaServer) -> bool:
         if server.status in statuses and not server.task_state:
-            return server
+            return True
         if server.status == "ERROR" and "ERROR" not in statuses:
             raise ServerFailed(_fault_of_error(cloud, conn, server))
-        if clock() > deadline:
-            raise DriverError(
-                f"server {server_id} did not get to {'/'.join(sorted(statuses))} within "
-                f"{timeout:g}s while {doing} (it is {server.status})"
-            )
-        cloud.pause(interval)
-        interval = min(interval * 1.5, 2.0)
+        return False
+
+    return poll_until(
+        read,
+        arrived,
+        timeout,
+        lambda server: DriverError(
+            f"server {server_id} did not get to {'/'.join(sorted(statuses))} within "
+            f"{timeout:g}s while {doing} (it is {server.status})"
+        ),
+        pause=cloud.pause,
+        backoff=POLLS,
+        clock=clock,
+    )
 
 
 def delete_and_wait(
@@ -208,19 +222,22 @@ def delete_and_wait(
         if is_not_found(exc):
             return
         raise
-    deadline = clock() + timeout
-    interval = 0.1
-    while True:
+
+    def status() -> str | None:
         server = get_server(cloud, conn, server_id)
-        if server is None or server.status in ("DELETED", "SOFT_DELETED"):
-            return
-        if clock() > deadline:
-            raise DriverError(
-                f"server {server_id} was still there {timeout:g}s after its deletion "
-                f"(it is {server.status})"
-            )
-        cloud.pause(interval)
-        interval = min(interval * 1.5, 2.0)
+        return None if server is None else server.status
+
+    poll_until(
+        status,
+        lambda now: now is None or now in ("DELETED", "SOFT_DELETED"),
+        timeout,
+        lambda now: DriverError(
+            f"server {server_id} was still there {timeout:g}s after its deletion (it is {now})"
+        ),
+        pause=cloud.pause,
+        backoff=POLLS,
+        clock=clock,
+    )
 
 
 def find_by_tag(cloud: NovaCloud, conn: NovaConnection, tag: str) -> list[NovaServer]:

@@ -19,10 +19,10 @@ from herd.engine.execution import ActionExecution, Outcome
 from herd.engine.health.recover_node import policy_options
 from herd.engine.nodeops import NodeOperations
 from herd.errors import HerdError
-from herd.store import clusters, events, profiles
+from herd.store import clusters, events, profiles, tombstones
 from herd.store import nodes as node_store
 from herd.store.models import NodeRow, ProfileRow
-from herd.types import ClusterStatus, HealthStatus, NodeStatus
+from herd.types import ClusterStatus, HealthStatus, NodeStatus, ResourceType
 
 #: members a recovery may act on (the others are being created, changed or removed)
 RECOVERABLE = (NodeStatus.ACTIVE, NodeStatus.ERROR, NodeStatus.WARNING)
@@ -154,6 +154,10 @@ class HealthHandlers:
         ``inputs.detected``); otherwise every member in ERROR or WARNING, or marked
         CHECK_FAILED, is recovered. The operation is the request's, else the health
         policy's recovery action, else RECREATE.
+
+        A member whose deletion is pending (its tombstone: a NODE_DELETE that failed or
+        was cancelled) is left as it is: its user asked for it to go, and a recovery would
+        bring it back (RECREATE, a new resource) where the next DELETE removes it.
         """
         cluster = load_cluster(ex)
         with ex.ctx.database.read() as session:
@@ -173,6 +177,9 @@ class HealthHandlers:
                     if n.status in (NodeStatus.ERROR, NodeStatus.WARNING)
                     or n.health == HealthStatus.CHECK_FAILED
                 ]
+            with ex.ctx.database.read() as session:
+                going = tombstones.tombstoned(session, ResourceType.NODE, [n.id for n in targets])
+            targets = [n for n in targets if n.id not in going]
             options = base.merged(ex.inputs).to_inputs()
             detected = dict(ex.inputs.get("detected") or {})
             plan = {

@@ -19,7 +19,7 @@ from herd.store import nodes as node_store
 from herd.store.database import Session
 from herd.store.locks import release_all
 from herd.store.models import ActionRow, ClusterRow
-from herd.types import ActionStatus, NodeStatus, ResourceType
+from herd.types import ActionControl, ActionStatus, NodeStatus, ResourceType
 
 PURGED = "Cancelled: its deletion was purged by an administrator."
 #: a node whose child action the purge stopped half-way
@@ -29,7 +29,9 @@ INTERRUPTED_BY_PURGE = "Interrupted: its deletion was purged before it finished.
 def _cancel(session: Session, action: ActionRow, now: float) -> None:
     action.status = ActionStatus.CANCELLED
     action.status_reason = PURGED
-    action.control = "CANCEL"  # a runner still holding it stops at its next check
+    # a runner still holding it stops at its next check (and ends it as purged, not as
+    # robbed by a forced delete: the purge's reason is the one it keeps)
+    action.control = ActionControl.CANCEL
     action.end_time = action.updated_at = now
     release_all(session, action.id)
 

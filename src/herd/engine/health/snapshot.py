@@ -15,10 +15,10 @@ from herd.engine.health.detection import ProbeTarget
 from herd.errors import HerdError
 from herd.policies.health_rules import MemberState
 from herd.store import actions as action_store
-from herd.store import bindings, clusters, locks, node_checks, node_reads, profiles
+from herd.store import bindings, clusters, locks, node_checks, node_reads, profiles, tombstones
 from herd.store.database import Session
 from herd.store.node_checks import StoredCheck
-from herd.types import ActionStatus, NodeStatus
+from herd.types import ActionStatus, NodeStatus, ResourceType
 
 #: profile id -> (profile type, validated properties), or an error text
 ProfileCache = dict[str, tuple[str, dict[str, object]] | str]
@@ -109,6 +109,10 @@ def read_snapshot(
         rows = node_reads.health_rows(session, cluster_id)
         ids = [row.id for row in rows]
         locked = locks.locked_nodes(session, ids, dead_before)
+        # A member whose deletion is pending (a NODE_DELETE that failed or was cancelled)
+        # is not the manager's: its user asked for it to go, so it is neither checked
+        # (its reason stays the deletion's) nor recovered, as by a cluster recover.
+        locked |= tombstones.tombstoned(session, ResourceType.NODE, ids)
         checks = node_checks.stored(session, ids)
         profiles_for(ctx, session, {row.profile_id for row in rows}, cache)
     for row in rows:

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from herd.store.enum_text import EnumText
 from herd.store.models.base import ID, Base, OwnedMixin
-from herd.types import ActionCause, ActionName, ActionStatus
+from herd.types import ActionCause, ActionControl, ActionName, ActionStatus
 
 
 class ActionRow(OwnedMixin, Base):
@@ -40,7 +40,10 @@ class ActionRow(OwnedMixin, Base):
         EnumText(ActionStatus, 64), default=ActionStatus.INIT
     )
     status_reason: Mapped[str] = mapped_column(Text, default="")
-    control: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    #: a stop request to its runner (VARCHAR(32) as before: the values are the same text)
+    control: Mapped[ActionControl | None] = mapped_column(
+        EnumText(ActionControl, 32), nullable=True
+    )
     inputs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     outputs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
