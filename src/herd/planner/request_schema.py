@@ -1,0 +1,189 @@
+"""The JSON Schema of an iallocator request as :mod:`herd.planner.codec` reads it.
+
+``/openapi.json`` documents ``POST /v1/relocation-plans`` with it (the route reads the body
+as bytes and hands it to the parser, so no model stands for it). It says what the readers
+of :mod:`herd.planner.fields` check: the keys they ``require``, the JSON types their
+``as_*`` take (``as_int`` takes any number, as hail does), the enums, and ``null`` wherever
+a reader takes ``optional`` (null reads as the default). Unknown keys are ignored by the
+parser, so the schema allows them. What no schema can say (a node's group and an
+instance's nodes must be in the message, the request must name its instances) is left to
+the parser's "Wrong number of elems found" and "unknown node group" errors.
+"""
+
+from __future__ import annotations
+
+from herd.planner.model import AdminState, AllocPolicy, DiskTemplate, EvacMode, RequestType
+
+NUMBER: dict[str, object] = {"type": "number"}
+STRING: dict[str, object] = {"type": "string"}
+STRINGS: dict[str, object] = {"type": "array", "items": STRING}
+
+
+def _maybe(schema: dict[str, object]) -> dict[str, object]:
+    """A key read with ``optional``: JSON null reads as the default."""
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _object(
+    required: dict[str, object], optional: dict[str, object] | None = None
+) -> dict[str, object]:
+    return {
+        "type": "object",
+        "required": sorted(required),
+        "properties": {**required, **(optional or {})},
+    }
+
+
+ISPEC = {
+    "type": "object",
+    "properties": {
+        key: NUMBER
+        for key in (
+            "memory-size",
+            "cpu-count",
+            "disk-size",
+            "disk-count",
+            "nic-count",
+            "spindle-use",
+        )
+    },
+}
+IPOLICY = _object(
+    {},
+    {
+        "minmax": _maybe({"type": "array", "items": _object({"min": ISPEC, "max": ISPEC})}),
+        "disk-templates": _maybe(STRINGS),
+        "vcpu-ratio": _maybe(NUMBER),
+        "spindle-ratio": _maybe(NUMBER),
+    },
+)
+GROUP = _object(
+    {
+        "name": STRING,
+        "alloc_policy": {"type": "string", "enum": [p.wire_name for p in AllocPolicy]},
+        "ipolicy": IPOLICY,
+    },
+    {"networks": _maybe(STRINGS), "tags": _maybe(STRINGS)},
+)
+#: what Ganeti reports of a live node (online and vm-capable); it does not query the others
+NODE_FIGURES = (
+    "reserved_memory",
+    "total_memory",
+    "free_memory",
+    "total_disk",
+    "free_disk",
+    "total_cpus",
+)
+NODE = {
+    **_object(
+        {
+            "offline": {"type": "boolean"},
+            "drained": {"type": "boolean"},
+            "group": STRING,
+            "ndparams": _object(
+                {},
+                {
+                    "exclusive_storage": _maybe({"type": "boolean"}),
+                    "spindle_count": _maybe(NUMBER),
+                },
+            ),
+        },
+        {
+            "vm_capable": _maybe({"type": "boolean"}),
+            "master_capable": _maybe({"type": "boolean"}),
+            "tags": _maybe(STRINGS),
+            "total_spindles": _maybe(NUMBER),
+            "free_spindles": _maybe(NUMBER),
+            **{key: NUMBER for key in NODE_FIGURES},
+            "reserved_cpus": _maybe(NUMBER),
+        },
+    ),
+    # a live node must report its figures: offline false and vm_capable not false
+    "if": {
+        "properties": {"offline": {"const": False}, "vm_capable": {"not": {"const": False}}},
+        "required": ["offline"],
+    },
+    "then": {"required": list(NODE_FIGURES)},
+}
+DISK = _object({"size": NUMBER}, {"spindles": {"anyOf": [NUMBER, {"type": "null"}]}})
+#: an instance's spec, as ``instances.read_spec`` reads it (the name comes from the map key)
+SPEC_FIELDS: dict[str, object] = {
+    "disk_template": {"type": "string", "enum": [t.value for t in DiskTemplate]},
+    "disks": {"type": "array", "items": DISK},
+    "nics": {"type": "array"},
+    "memory": NUMBER,
+    "vcpus": NUMBER,
+    "disk_space_total": NUMBER,
+    "spindle_use": NUMBER,
+    "tags": STRINGS,
+}
+SPEC_OPTIONAL: dict[str, object] = {
+    "admin_state": _maybe({"type": "string", "enum": [s.value for s in AdminState]}),
+    "forthcoming": _maybe({"type": "boolean"}),
+}
+INSTANCE = _object(
+    {**SPEC_FIELDS, "nodes": {**STRINGS, "minItems": 1}},
+    SPEC_OPTIONAL,
+)
+#: an allocation (``allocate``, and each item of ``multi-allocate``), as ``codec._allocate``
+#: reads it
+ALLOCATE_FIELDS: dict[str, object] = {**SPEC_FIELDS, "name": STRING, "required_nodes": NUMBER}
+ALLOCATE_OPTIONAL: dict[str, object] = {
+    **SPEC_OPTIONAL,
+    "group_name": {},  # any value, read as its text
+    "restrict-to-nodes": _maybe(STRINGS),
+}
+
+
+def _request(
+    kind: RequestType, required: dict[str, object], optional: dict[str, object] | None = None
+) -> dict[str, object]:
+    return _object({"type": {"const": kind.value}, **required}, optional)
+
+
+#: ``request``: one object per request type, told apart by ``type``
+REQUEST: dict[str, object] = {
+    "oneOf": [
+        _request(RequestType.ALLOCATE, ALLOCATE_FIELDS, ALLOCATE_OPTIONAL),
+        _request(
+            RequestType.MULTI_ALLOCATE,
+            {
+                "instances": {
+                    "type": "array",
+                    "items": _object(ALLOCATE_FIELDS, ALLOCATE_OPTIONAL),
+                }
+            },
+        ),
+        _request(
+            RequestType.RELOCATE,
+            {
+                "name": STRING,
+                "required_nodes": NUMBER,
+                "disk_space_total": NUMBER,
+                "relocate_from": STRINGS,
+            },
+        ),
+        _request(RequestType.ALLOCATE_SECONDARY, {"name": STRING}),
+        _request(RequestType.CHANGE_GROUP, {"instances": STRINGS, "target_groups": STRINGS}),
+        _request(
+            RequestType.NODE_EVACUATE,
+            {
+                "instances": STRINGS,
+                "evac_mode": {"type": "string", "enum": [m.value for m in EvacMode]},
+            },
+        ),
+    ]
+}
+#: the whole message Ganeti writes for its allocator (protocol version 2)
+IALLOCATOR_REQUEST: dict[str, object] = {
+    "title": "IAllocatorRequest",
+    **_object(
+        {
+            "request": REQUEST,
+            "nodegroups": {"type": "object", "additionalProperties": GROUP},
+            "nodes": {"type": "object", "additionalProperties": NODE},
+            "instances": {"type": "object", "additionalProperties": INSTANCE},
+        },
+        {"enabled_hypervisors": _maybe(STRINGS), "cluster_tags": _maybe(STRINGS)},
+    ),
+}
