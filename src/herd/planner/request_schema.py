@@ -12,9 +12,16 @@ the parser's "Wrong number of elems found" and "unknown node group" errors.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from herd.errors import MalformedRequest
 from herd.planner.model import AdminState, AllocPolicy, DiskTemplate, EvacMode, RequestType
 
-NUMBER: dict[str, object] = {"type": "number"}
+#: the largest magnitude of a number in a request: the planner's float arithmetic (squares
+#: summed over nodes when scoring) overflowed on numbers near 1e308, and an integer past a
+#: double's range fails its conversion; Ganeti's figures (MiB, counts) are far below
+LIMIT = 2**53
+NUMBER: dict[str, object] = {"type": "number", "minimum": -LIMIT, "maximum": LIMIT}
 STRING: dict[str, object] = {"type": "string"}
 STRINGS: dict[str, object] = {"type": "array", "items": STRING}
 
@@ -187,3 +194,46 @@ IALLOCATOR_REQUEST: dict[str, object] = {
         {"enabled_hypervisors": _maybe(STRINGS), "cluster_tags": _maybe(STRINGS)},
     ),
 }
+
+
+def _fits(value: object, branch: object) -> bool:
+    """Whether ``branch`` of a ``oneOf`` is the request type ``value`` says it is."""
+    kind = branch.get("properties", {}).get("type", {}) if isinstance(branch, dict) else {}
+    return (
+        not isinstance(kind, dict)
+        or "const" not in kind
+        or (isinstance(value, dict) and value.get("type") == kind["const"])
+    )
+
+
+def _numbers(value: object, schema: object, where: str) -> Iterator[tuple[str, float]]:
+    """The numbers of ``value`` where ``schema`` declares a bounded number (unknown keys,
+    which the parser ignores, are not looked at)."""
+    if not isinstance(schema, dict):
+        return
+    for branch in [*schema.get("anyOf", []), *schema.get("oneOf", [])]:
+        if _fits(value, branch):
+            yield from _numbers(value, branch, where)
+    if "maximum" in schema and isinstance(value, int | float) and not isinstance(value, bool):
+        yield where, value
+    if isinstance(value, dict):
+        known, extra = schema.get("properties", {}), schema.get("additionalProperties")
+        for key, item in value.items():
+            yield from _numbers(item, known.get(key, extra), f"{where}.{key}" if where else key)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _numbers(item, schema.get("items"), f"{where}[{index}]")
+
+
+def check_magnitudes(message: object) -> None:
+    """Refuse a request holding a number past :data:`LIMIT` where the schema declares a
+    number, before the parser and the planner see it.
+
+    Raises:
+        MalformedRequest: naming the first such number.
+    """
+    for where, number in _numbers(message, IALLOCATOR_REQUEST, ""):
+        if not -LIMIT <= number <= LIMIT:
+            raise MalformedRequest(
+                f"{where}: number out of range (at most {LIMIT} in magnitude)", field=where
+            )
