@@ -193,8 +193,20 @@ def test_the_relocation_body_is_the_iallocator_request(client: TestClient) -> No
     offline = copy.deepcopy(template_cluster({"type": "allocate-secondary", "name": "i-drbd"}))
     del offline["nodes"]["n4"]["total_memory"]  # a live node must report its figures
     assert not validator.is_valid(offline)
-    offline["nodes"]["n4"]["offline"] = True  # an offline one need not
+    offline["nodes"]["n4"]["vm_capable"] = None  # null reads as true: still live
+    assert not validator.is_valid(offline)
+    offline["nodes"]["n4"]["vm_capable"] = False  # Ganeti does not query such a node
     validator.validate(offline)
+    offline["nodes"]["n4"]["vm_capable"] = True
+    offline["nodes"]["n4"]["offline"] = True  # nor an offline one
+    validator.validate(offline)
+    parse_request(offline)
+    for cpus in (0.5, -1, 5e-268):  # a CPU count is whole and not negative: both refuse
+        fraction = copy.deepcopy(offline)
+        fraction["nodes"]["n1"]["total_cpus"] = cpus
+        assert not validator.is_valid(fraction)
+        with pytest.raises(MalformedRequest, match=r"^nodes\.n1\.total_cpus: a count of CPUs"):
+            parse_request(fraction)
 
 
 @pytest.mark.skipif(

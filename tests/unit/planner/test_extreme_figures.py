@@ -204,7 +204,8 @@ def test_any_figures_the_parser_takes_plan_to_finite_numbers(
     for node, drawn in zip(raw["nodes"].values(), figures, strict=True):
         node["ndparams"] = {"exclusive_storage": exclusive, "spindle_count": drawn["spindle_count"]}
         node.update({key: drawn[key] for key in NODE_KEYS})
-    for inst in raw["instances"].values():
+    allocations = raw["request"].get("instances", [raw["request"]])
+    for inst in [*raw["instances"].values(), *[a for a in allocations if isinstance(a, dict)]]:
         inst.update(instance_figures)
     for group in raw["nodegroups"].values():
         group["ipolicy"] = {**group["ipolicy"], **ratios}
