@@ -41,6 +41,7 @@ from herd.planner.model import (
     RelocateRequest,
     Request,
 )
+from herd.planner.request_schema import check_numbers
 
 
 def _ispec(value: object, where: str) -> ISpec:
@@ -229,10 +230,12 @@ def parse_request(data: Mapping[str, object], static_kvm_node_memory: int = 4096
         The cluster and the request, in file order.
 
     Raises:
-        MalformedRequest: a key is missing or has the wrong type, or a name
-            does not exist.
+        MalformedRequest: a key is missing or has the wrong type, a name does
+            not exist, or a number is out of its range (``request_schema``:
+            past 2^53 in magnitude, a CPU count negative or not whole).
     """
     top = as_dict(dict(data), "invalid iallocator message")
+    check_numbers(top)
     request_value = require(top, "request", "invalid iallocator message")
     as_dict(request_value, "invalid iallocator message: key 'request'")
     hypervisors = as_strs(optional(top, "enabled_hypervisors", []), "enabled_hypervisors")

@@ -34,9 +34,23 @@ STD_WEIGHTS = np.asarray([w for _, w in STD_TERMS], dtype=np.float64)
 ROW_RESERVED = 3
 
 
+#: the largest magnitude of a scored ratio: the request's figures are at most 2^53
+#: (``request_schema.LIMIT``), so a ratio over a denominator of 1 or more never reaches it.
+#: Positive denominators below 1 (5e-268 CPUs, a disk of 1e-300 MiB: meaningless but finite)
+#: would make ratios past 1e300 whose squares overflow to inf, and inf - inf is nan in the
+#: sums; held at this bound such a node still scores as the worst, and squares summed over
+#: any number of nodes stay finite.
+RATIO_LIMIT = float(2**53)
+
+
 def _ratio(num: FloatArray, den: FloatArray, empty: float) -> FloatArray:
+    """``num / den`` where ``den > 0`` (else ``empty``), within +-:data:`RATIO_LIMIT`.
+
+    The denominator is raised to ``|num| / RATIO_LIMIT`` where it is smaller, so the
+    division itself never overflows (and needs no ``np.errstate``)."""
     out = np.full(np.broadcast(num, den).shape, empty, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
+    floor = np.abs(num) / RATIO_LIMIT
+    np.divide(num, np.maximum(den, floor), out=out, where=den > 0)
     return out
 
 

@@ -76,6 +76,9 @@ def satisfy(case: Any, path: str, method: str, real: dict[str, str], serial: int
     body = case.body
     if not isinstance(body, dict):
         return
+    if method == "POST" and path == "/v1/relocation-plans":
+        _iallocator_names(body)
+        return
     envelope = next(iter(body.values()), None) if len(body) == 1 else None
     inner = envelope if isinstance(envelope, dict) else body
     _references(inner, real)
@@ -168,3 +171,68 @@ def _sizes(body: dict[str, Any]) -> None:
     for key in keys:
         if key in given and not (key == "max_size" and given[key] == -1):
             body[key] = next(ordered)
+
+
+#: a group, a live node and an instance, added to an iallocator message that has none where a
+#: rule below needs one to name (the figures are Ganeti's test data's)
+GROUP = {"name": "fuzz-group", "alloc_policy": "preferred", "ipolicy": {}}
+NODE = {
+    "offline": False,
+    "drained": False,
+    "group": "",
+    "ndparams": {},
+    "reserved_memory": 1024,
+    "total_memory": 32768,
+    "free_memory": 31744,
+    "total_disk": 1_000_000,
+    "free_disk": 1_000_000,
+    "total_cpus": 8,
+}
+INSTANCE = {
+    "disk_template": "plain",
+    "disks": [{"size": 1024}],
+    "nics": [],
+    "memory": 128,
+    "vcpus": 1,
+    "disk_space_total": 1024,
+    "spindle_use": 1,
+    "tags": [],
+    "nodes": [],
+}
+
+
+def _names(wanted: object, known: list[str]) -> list[str]:
+    """``wanted`` (a generated list of names) as as many names of ``known``, in turn."""
+    count = max(len(wanted), 1) if isinstance(wanted, list) else 1
+    return [known[i % len(known)] for i in range(count)]
+
+
+def _iallocator_names(body: dict[str, Any]) -> None:
+    """The names an iallocator message uses must be names it defines (planner/codec.py):
+    the schema (planner/request_schema.py) says each map's shape, not its keys."""
+    groups, nodes, instances = body["nodegroups"], body["nodes"], body["instances"]
+    request = body["request"]
+    kind = request["type"]
+    # a node's group must be a key of nodegroups ("unknown node group")
+    if nodes and not groups:
+        groups["fuzz-group"] = dict(GROUP)
+    for node in nodes.values():
+        node["group"] = next(iter(groups))
+    # the request's instances must exist ("Wrong number of elems found with name ...")
+    named = kind in ("relocate", "allocate-secondary", "change-group", "node-evacuate")
+    if named and not instances:
+        instances["fuzz-instance"] = dict(INSTANCE)
+    # an instance's nodes must be keys of nodes ("Wrong number of elems found with name ...")
+    if instances and not nodes:
+        if not groups:
+            groups["fuzz-group"] = dict(GROUP)
+        nodes["fuzz-node"] = {**NODE, "group": next(iter(groups))}
+    for instance in instances.values():
+        instance["nodes"] = _names(instance["nodes"], list(nodes))
+    if kind in ("relocate", "allocate-secondary"):
+        request["name"] = next(iter(instances))
+    elif kind in ("change-group", "node-evacuate"):
+        request["instances"] = _names(request["instances"], list(instances))
+    if kind == "change-group":
+        # a target group must be a group's key or name ("Wrong number of elems found ...")
+        request["target_groups"] = _names(request["target_groups"], list(groups) or ["-"])

@@ -3,14 +3,23 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
+import json
 import pkgutil
+from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
+import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
+from tests.unit.planner.factory import template_cluster
 
 import herd.api.routers
+from herd.errors import MalformedRequest
+from herd.planner.codec import parse_request
+from herd.planner.model import RequestType
 
 
 def _refs(schema: Any) -> list[str]:
@@ -60,12 +69,14 @@ def test_request_models_forbid_unknown_keys_in_the_document(client: TestClient) 
 
 
 def test_no_route_hand_feeds_its_request_body() -> None:
-    """The request bodies come from the routes' body dependencies, not from ``openapi_extra``."""
+    """The request bodies come from the routes' body dependencies, not from ``openapi_extra``;
+    a route that reads its body as bytes (no body dependency: the iallocator request, read
+    by the planner's parser) states the parser's schema there."""
     for info in pkgutil.iter_modules(herd.api.routers.__path__):
         module = importlib.import_module(f"herd.api.routers.{info.name}")
         router = getattr(module, "router", None)
         for route in router.routes if router is not None else ():
-            if isinstance(route, APIRoute):
+            if isinstance(route, APIRoute) and route.body_field is not None:
                 assert "requestBody" not in (route.openapi_extra or {}), route.path
 
 
@@ -146,3 +157,74 @@ def test_the_document_states_what_herd_checks(client: TestClient) -> None:
     assert query["marker"]["pattern"].startswith("^([0-9a-f]{8}")
     assert "ACTIVE" in query["status"]["enum"]
     assert query["show_nodes"] == {"type": "boolean"}
+
+
+GANETI_DATA = Path("/usr/share/ganeti/testsuite/test/data/htools")
+
+
+def _relocation_body_schema(client: TestClient) -> Any:
+    operation = client.get("/openapi.json").json()["paths"]["/v1/relocation-plans"]["post"]
+    body = operation["requestBody"]
+    assert body["required"] is True
+    return body["content"]["application/json"]["schema"]
+
+
+def test_the_relocation_body_is_the_iallocator_request(client: TestClient) -> None:
+    """``POST /v1/relocation-plans`` documents Ganeti's iallocator message as the parser
+    reads it: what herd's tests send is valid, a request the parser refuses is not."""
+    schema = _relocation_body_schema(client)
+    assert set(schema["required"]) == {"request", "nodegroups", "nodes", "instances"}
+    kinds = {
+        option["properties"]["type"]["const"] for option in schema["properties"]["request"]["oneOf"]
+    }
+    assert kinds == {t.value for t in RequestType}
+    validator = jsonschema_rs.validator_for(schema)
+    for request in (
+        {"type": "node-evacuate", "evac_mode": "all", "instances": ["i-drbd"]},
+        {"type": "change-group", "instances": ["i-plain"], "target_groups": ["g2"]},
+    ):
+        message = template_cluster(request)
+        validator.validate(message)
+        parse_request(message)  # the parser takes it too
+        bad = {**message, "request": {**request, "instances": "i-drbd"}}
+        assert not validator.is_valid(bad)
+        with pytest.raises(MalformedRequest):
+            parse_request(bad)
+    offline = copy.deepcopy(template_cluster({"type": "allocate-secondary", "name": "i-drbd"}))
+    del offline["nodes"]["n4"]["total_memory"]  # a live node must report its figures
+    assert not validator.is_valid(offline)
+    offline["nodes"]["n4"]["vm_capable"] = None  # null reads as true: still live
+    assert not validator.is_valid(offline)
+    offline["nodes"]["n4"]["vm_capable"] = False  # Ganeti does not query such a node
+    validator.validate(offline)
+    offline["nodes"]["n4"]["vm_capable"] = True
+    offline["nodes"]["n4"]["offline"] = True  # nor an offline one
+    validator.validate(offline)
+    parse_request(offline)
+    for cpus in (0.5, -1, 5e-268):  # a CPU count is whole and not negative: both refuse
+        fraction = copy.deepcopy(offline)
+        fraction["nodes"]["n1"]["total_cpus"] = cpus
+        assert not validator.is_valid(fraction)
+        with pytest.raises(MalformedRequest, match=r"^nodes\.n1\.total_cpus: a count of CPUs"):
+            parse_request(fraction)
+
+
+@pytest.mark.skipif(
+    not GANETI_DATA.is_dir(),
+    reason=f"Ganeti test data not installed ({GANETI_DATA}; apt ganeti-testsuite)",
+)
+def test_ganetis_iallocator_messages_fit_the_relocation_body(client: TestClient) -> None:
+    """Every request of Ganeti's own test data fits the schema exactly when herd's parser
+    reads it (hail-invalid-reloc.json is the one that does not)."""
+    validator = jsonschema_rs.validator_for(_relocation_body_schema(client))
+    files = sorted(GANETI_DATA.glob("hail-*.json"))
+    assert len(files) >= 10
+    for path in files:
+        message = json.loads(path.read_text())
+        try:
+            parse_request(message)
+        except MalformedRequest:
+            parsed = False
+        else:
+            parsed = True
+        assert validator.is_valid(message) is parsed, path.name

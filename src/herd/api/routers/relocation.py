@@ -17,6 +17,7 @@ from herd.api.auth import Context
 from herd.errors import InvalidRequest
 from herd.planner import load_json
 from herd.planner.report import PlanReport, plan_report
+from herd.planner.request_schema import IALLOCATOR_REQUEST
 
 router = APIRouter(prefix="/v1", tags=["relocation"])
 
@@ -46,7 +47,15 @@ def plan_view(report: PlanReport) -> dict[str, object]:
     }
 
 
-@router.post("/relocation-plans")
+#: the body is read as bytes for the parser's own errors (not a body dependency of
+#: herd.api.bodies), so its document is the parser's schema, stated here
+REQUEST_BODY = {
+    "required": True,
+    "content": {"application/json": {"schema": IALLOCATOR_REQUEST}},
+}
+
+
+@router.post("/relocation-plans", openapi_extra={"requestBody": REQUEST_BODY})
 async def post_relocation_plan(request: Request, ctx: Context) -> dict[str, object]:
     """Plan the iallocator request in the body (the JSON Ganeti writes for its allocator)."""
     del ctx  # any authenticated caller may plan: nothing is read or stored
