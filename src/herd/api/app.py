@@ -26,6 +26,7 @@ from herd.api.limits import BodyLimitMiddleware
 from herd.api.metrics import install_metrics
 from herd.api.microversion import MicroversionMiddleware
 from herd.api.openapi import install_openapi
+from herd.api.plain_routes import install as install_plain_routes
 from herd.api.request_id import RequestIdMiddleware
 from herd.api.routers import (
     actions,
@@ -245,6 +246,8 @@ def create_app(
     install_openapi(app)
     install_metrics(app, services)
     install_ui(app)
+    # After the documented routes (and Keystone's rules, read from them): tried first.
+    install_plain_routes(app, member_health.plain_routes)
     app.add_middleware(AccessLogMiddleware)  # inside the request id: its line carries it
     app.add_middleware(RequestIdMiddleware)  # outermost: every answer carries the id
     return app
