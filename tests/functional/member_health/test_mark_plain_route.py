@@ -53,7 +53,7 @@ def _answer(client: TestClient, method: str, url: str, **kwargs: Any) -> tuple[A
         body = response.text
     if isinstance(body, dict) and isinstance(body.get("node"), dict):
         # A mark's answer: the member's timestamps and mark count move with each mark.
-        moving = ("updated_at", "health_generation")
+        moving = ("updated_at", "health_marked_at", "health_generation")
         body["node"] = {k: v for k, v in body["node"].items() if k not in moving}
     headers = {
         name: response.headers.get(name)
