@@ -26,7 +26,6 @@ from herd.api.limits import BodyLimitMiddleware
 from herd.api.metrics import install_metrics
 from herd.api.microversion import MicroversionMiddleware
 from herd.api.openapi import install_openapi
-from herd.api.plain_routes import install as install_plain_routes
 from herd.api.request_id import RequestIdMiddleware
 from herd.api.routers import (
     actions,
@@ -246,8 +245,6 @@ def create_app(
     install_openapi(app)
     count_request = install_metrics(app, services)
     install_ui(app)
-    # After the documented routes (and Keystone's rules, read from them): tried first.
-    install_plain_routes(app, member_health.plain_routes)
     # The metrics and the access line (inside the request id: the line carries it), in one
     # layer; the metrics first, as when each had a layer of its own.
     app.add_middleware(FinishedRequestMiddleware, hooks=[count_request, access_log.log_request])

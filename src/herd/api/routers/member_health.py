@@ -1,10 +1,4 @@
-"""``PATCH /v1/clusters/<cluster>/nodes/<node>``: an application marks a member (un)healthy.
-
-The hottest write of the API is served by a plain route (``herd.api.plain_routes``) in front
-of FastAPI's routing: :data:`plain_routes`. The FastAPI route below stays registered for
-``/openapi.json`` (and answers nothing while the plain route is installed); both end in
-:func:`_mark`.
-"""
+"""``PATCH /v1/clusters/<cluster>/nodes/<node>``: an application marks a member (un)healthy."""
 
 from __future__ import annotations
 
@@ -17,20 +11,16 @@ from herd.api.bodies import raw_body
 from herd.api.deps import Services
 from herd.api.json_body import dumps
 from herd.api.openapi import answers
-from herd.api.plain_routes import PlainRoute, checked_parameters, json_body
 from herd.api.schemas.base import parse_body
 from herd.api.schemas.member_health import MarkUnhealthy
 from herd.api.services.member_health import Mark, MarkResult, committer
 from herd.api.view_models import MarkAnswer
 from herd.api.views import node_view_from_values
 
-PREFIX = "/v1/clusters"
-PATH = "/{cluster_id}/nodes/{node_id}"
-
-router = APIRouter(prefix=PREFIX, tags=["member health"])
+router = APIRouter(prefix="/v1/clusters", tags=["member health"])
 
 
-@router.patch(PATH, responses=answers(None, MarkAnswer))
+@router.patch("/{cluster_id}/nodes/{node_id}", responses=answers(None, MarkAnswer))
 async def mark_unhealthy(
     cluster_id: str,
     node_id: str,
@@ -42,18 +32,6 @@ async def mark_unhealthy(
     The write joins the next group commit (``herd.api.services.group_commit``); the
     answer is built and encoded after the transaction, outside it.
     """
-    return await _mark(request, cluster_id, node_id, body)
-
-
-async def _plain_mark(request: Request) -> Response:
-    # FastAPI's order: the body is read, then the app-wide parameter check runs.
-    body = await json_body(request)
-    await checked_parameters(request)
-    params = request.path_params
-    return await _mark(request, params["cluster_id"], params["node_id"], body)
-
-
-async def _mark(request: Request, cluster_id: str, node_id: str, body: object) -> Response:
     services: Services = request.app.state.herd
     ctx = await user_context(request)
     parsed = parse_body(MarkUnhealthy, body)
@@ -65,7 +43,3 @@ async def _mark(request: Request, cluster_id: str, node_id: str, body: object) -
     view = node_view_from_values(result.values, ctx.version)
     answer: MarkAnswer = {"node": view, "changed": result.changed, "message": result.message}
     return Response(dumps(answer), media_type="application/json")
-
-
-#: the plain route that serves the mark (``herd.api.plain_routes.install``)
-plain_routes = [PlainRoute(PREFIX + PATH, _plain_mark, "PATCH")]
