@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI
 
-from herd.api import errors, input_guard
-from herd.api.access_log import AccessLogMiddleware
+from herd.api import access_log, errors, input_guard
 from herd.api.deps import Services
 from herd.api.etag import ConditionalGetMiddleware
+from herd.api.finished_request import FinishedRequestMiddleware
 from herd.api.head import HeadAsGetMiddleware
 from herd.api.heartbeat import ApiHeartbeat
 from herd.api.limits import BodyLimitMiddleware
@@ -243,8 +243,10 @@ def create_app(
 
             services.extra["trusts"] = TrustMaker(settings)
     install_openapi(app)
-    install_metrics(app, services)
+    count_request = install_metrics(app, services)
     install_ui(app)
-    app.add_middleware(AccessLogMiddleware)  # inside the request id: its line carries it
+    # The metrics and the access line (inside the request id: the line carries it), in one
+    # layer; the metrics first, as when each had a layer of its own.
+    app.add_middleware(FinishedRequestMiddleware, hooks=[count_request, access_log.log_request])
     app.add_middleware(RequestIdMiddleware)  # outermost: every answer carries the id
     return app

@@ -1,22 +1,28 @@
-"""A pure ASGI middleware that hands each finished HTTP request to one hook.
+"""A pure ASGI middleware that hands each finished HTTP request to its hooks.
 
 The metrics and the access log both need a request's status and duration once its answer
 has gone out, whatever happened inside (an exception counts as the 500 it becomes); this is
-that watching, written once.
+that watching, written once, and done once per request for both: one layer, not one each
+(issue 28: every layer wraps each message of every answer).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+#: ``hook(scope, status, seconds)``, called once the request's answer has gone out
+FinishedHook = Callable[[Scope, int, float], None]
+
 
 class FinishedRequestMiddleware:
-    """Calls :meth:`finished` after every HTTP request, with its status and seconds."""
+    """Calls each hook, in order, after every HTTP request, with its status and seconds."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, hooks: Sequence[FinishedHook]) -> None:
         self.app = app
+        self.hooks = tuple(hooks)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -34,7 +40,6 @@ class FinishedRequestMiddleware:
         try:
             await self.app(scope, receive, send_and_watch)
         finally:
-            self.finished(scope, status, time.perf_counter() - started)
-
-    def finished(self, scope: Scope, status: int, seconds: float) -> None:
-        raise NotImplementedError
+            seconds = time.perf_counter() - started
+            for hook in self.hooks:
+                hook(scope, status, seconds)

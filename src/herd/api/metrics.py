@@ -17,10 +17,9 @@ from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.concurrency import run_in_threadpool
-from starlette.types import ASGIApp, Scope
+from starlette.types import Scope
 
 from herd.api.deps import Services
-from herd.api.finished_request import FinishedRequestMiddleware
 from herd.observability.metrics import CONTENT_TYPE, HerdMetrics, exposition
 from herd.store import engines, tombstones
 from herd.store.database import Database
@@ -116,11 +115,10 @@ def method_label(method: str) -> str:
     return method if method in STANDARD_METHODS else "other"
 
 
-class RequestMetricsMiddleware(FinishedRequestMiddleware):
-    """Counts requests by method, route template and status."""
+class RequestMetrics:
+    """Counts requests by method, route template and status (a ``FinishedHook``)."""
 
-    def __init__(self, app: ASGIApp, metrics: HerdMetrics) -> None:
-        super().__init__(app)
+    def __init__(self, metrics: HerdMetrics) -> None:
         self.metrics = metrics
         # The labelled children, looked up once per series: ``labels()`` checks and joins
         # its values under a lock on every call. The series are bounded (route templates,
@@ -128,7 +126,7 @@ class RequestMetricsMiddleware(FinishedRequestMiddleware):
         self._counted: dict[tuple[str, str, int], Counter] = {}
         self._timed: dict[tuple[str, str], Histogram] = {}
 
-    def finished(self, scope: Scope, status: int, seconds: float) -> None:
+    def __call__(self, scope: Scope, status: int, seconds: float) -> None:
         route = route_template(scope)
         method = method_label(str(scope.get("method", "")))
         counted = self._counted.get((method, route, status))
@@ -149,11 +147,12 @@ class RequestMetricsMiddleware(FinishedRequestMiddleware):
             self.metrics.conflict(str(error_type))
 
 
-def install_metrics(app: FastAPI, services: Services) -> None:
-    """Serve ``/metrics``, count every request, and read store gauges at scrape time."""
+def install_metrics(app: FastAPI, services: Services) -> RequestMetrics:
+    """Serve ``/metrics`` and read store gauges at scrape time; the hook that counts every
+    request (``herd.api.finished_request``: the app puts it beside the access log's)."""
     settings = services.settings
     services.metrics.add_scrape_collector(
         StoreCollector(services.database, services.clock, settings.engine_dead_after)
     )
     app.include_router(router)
-    app.add_middleware(RequestMetricsMiddleware, metrics=services.metrics)
+    return RequestMetrics(services.metrics)
