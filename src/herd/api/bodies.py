@@ -67,8 +67,12 @@ def json_body(
     since: str | None = None,
     ignore_below: Mapping[str, APIVersion] | None = None,
     context: Callable[[Services], Mapping[str, object]] | None = None,
+    optional: bool = False,
 ) -> Any:
     """The dependency that gives a route its body as ``model`` (see the module docstring).
+
+    ``optional``: the route takes a null or absent body, which reads as ``{}`` (the
+    document then allows it).
 
     Returns ``Depends(...)``, typed as FastAPI's own ``Depends`` is, so that it can
     stand as a parameter's default as well as in ``Annotated``.
@@ -89,7 +93,7 @@ def json_body(
             context=rules.context(services) if rules.context is not None else None,
         )
 
-    setattr(parse, DOC_ATTRIBUTE, BodyDoc(model, envelope))
+    setattr(parse, DOC_ATTRIBUTE, BodyDoc(model, envelope, required=not optional))
     return Depends(parse)
 
 

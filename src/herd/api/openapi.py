@@ -148,7 +148,8 @@ def request_body(doc: BodyDoc) -> dict[str, object]:
             "type": "object",
             "properties": {doc.envelope: schema},
             "required": [doc.envelope],
-            "additionalProperties": False,
+            # Senlin read its key and ignored the rest of the body: so does herd (base.py)
+            "additionalProperties": True,
         }
     if not doc.required:
         # An optional body may also be JSON null, which reads as no body at all.

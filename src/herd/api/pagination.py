@@ -102,13 +102,14 @@ MARKER_PATTERN = (
 
 
 def _filter_schema(spec: ListSpec, name: str) -> dict[str, object]:
+    # an empty value is no filter (parse skips it, as Senlin did): the document allows it
     if name in spec.bool_filters:
         return {"type": "boolean"}
     check = spec.valid.get(name)
     if isinstance(check, OneOf):
-        return {"type": "string", "enum": list(check.values)}
+        return {"type": "string", "enum": ["", *check.values]}
     if isinstance(check, Matches):
-        return {"type": "string", "pattern": f"^({check.pattern.pattern})$"}
+        return {"type": "string", "pattern": f"^({check.pattern.pattern})?$"}
     return {"type": "string"}
 
 

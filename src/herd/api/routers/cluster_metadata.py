@@ -22,7 +22,8 @@ from herd.errors import InvalidRequest, NotFound
 router = APIRouter(prefix="/v1/clusters/{cluster_id}/metadata", tags=["clusters"])
 
 
-MetadataBody = Annotated[ClusterMetadata, json_body(ClusterMetadata)]
+#: a null body is {"metadata": {}}: a merge of nothing, a replace by nothing (as {} is)
+MetadataBody = Annotated[ClusterMetadata, json_body(ClusterMetadata, optional=True)]
 
 
 def _write(

@@ -134,7 +134,12 @@ def _node_pairs(value: object, info: ValidationInfo) -> dict[str, str]:
 class ReplaceNodesParams(RequestModel):
     """``{"replace_nodes": {"nodes": {old: new, ...}}}`` (1.3)."""
 
-    nodes: Annotated[dict[str, str], BeforeValidator(_node_pairs)]
+    # minProperties: the document says an empty map is refused, as _node_pairs does
+    nodes: Annotated[
+        dict[str, str],
+        BeforeValidator(_node_pairs),
+        Field(json_schema_extra={"minProperties": 1}),
+    ]
 
 
 class CheckParams(RequestModel):
