@@ -13,88 +13,19 @@ import copy
 from typing import Any
 
 from tests.functional.api.helpers import DELETION_SPEC, SIM_SPEC
+from tests.unit.planner import factory
 
 Route = tuple[str, str]
 
 
-def _node(group: str, memory_used: int, disk_used: int) -> dict[str, Any]:
-    """A live node as Ganeti reports it, its instances' memory and disk taken off."""
-    return {
-        "offline": False,
-        "drained": False,
-        "group": group,
-        "ndparams": {"exclusive_storage": False, "spindle_count": 1},
-        "tags": [],
-        "reserved_memory": 1024,
-        "total_memory": 32768,
-        "free_memory": 32768 - 1024 - memory_used,
-        "total_disk": 1_000_000,
-        "free_disk": 1_000_000 - disk_used,
-        "total_cpus": 4,
-        "reserved_cpus": 1,
-        "total_spindles": 0,
-        "free_spindles": 0,
-    }
-
-
-SPEC_MIN = {
-    "memory-size": 128,
-    "cpu-count": 1,
-    "disk-size": 1024,
-    "disk-count": 1,
-    "nic-count": 1,
-    "spindle-use": 1,
-}
-SPEC_MAX = {
-    "memory-size": 32768,
-    "cpu-count": 8,
-    "disk-size": 1_000_000,
-    "disk-count": 16,
-    "nic-count": 8,
-    "spindle-use": 12,
-}
 #: a small iallocator request (Ganeti's message to its allocator, protocol version 2): one
 #: group, three nodes, a DRBD instance on n1 and n2, its secondary evacuated (hail moves it
 #: to n3, as herd does)
-IALLOCATOR_EVACUATE: dict[str, Any] = {
-    "cluster_tags": [],
-    "enabled_hypervisors": ["xen-pvm"],
-    "nodegroups": {
-        "g1": {
-            "name": "default",
-            "alloc_policy": "preferred",
-            "networks": [],
-            "tags": [],
-            "ipolicy": {
-                "minmax": [{"min": SPEC_MIN, "max": SPEC_MAX}],
-                "std": SPEC_MIN,
-                "disk-templates": ["drbd", "plain"],
-                "vcpu-ratio": 4.0,
-                "spindle-ratio": 32.0,
-            },
-        }
-    },
-    "nodes": {
-        "n1": _node("g1", memory_used=512, disk_used=1152),
-        "n2": _node("g1", memory_used=0, disk_used=1152),
-        "n3": _node("g1", memory_used=0, disk_used=0),
-    },
-    "instances": {
-        "web1": {
-            "disk_template": "drbd",
-            "disks": [{"size": 1024, "mode": "rw"}],
-            "nics": [{"mac": "aa:00:00:00:00:01", "ip": None}],
-            "memory": 512,
-            "vcpus": 1,
-            "disk_space_total": 1152,
-            "spindle_use": 1,
-            "tags": [],
-            "admin_state": "up",
-            "nodes": ["n1", "n2"],
-        }
-    },
-    "request": {"type": "node-evacuate", "evac_mode": "secondary-only", "instances": ["web1"]},
-}
+IALLOCATOR_EVACUATE: dict[str, Any] = factory.cluster(
+    {"g1": ["n1", "n2", "n3"]},
+    {"web1": factory.instance("drbd", ["n1", "n2"], memory=512)},
+    {"type": "node-evacuate", "evac_mode": "secondary-only", "instances": ["web1"]},
+)
 
 
 def sample_bodies(ids: dict[str, str]) -> dict[Route, list[Any]]:
