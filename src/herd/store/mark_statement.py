@@ -75,9 +75,14 @@ WITH marked AS (
                        ELSE r.horizon END
     RETURNING r.cluster_id, r.revision
 ), logged AS (
-    INSERT INTO member_changes (cluster_id, revision, node_id, fields, status, health)
-    SELECT b.cluster_id, b.revision, w.node_id, :state, NULL, w.health
+    -- A row per cluster and new health, the ids packed in id order (as publish logs them).
+    INSERT INTO member_changes (cluster_id, revision, part, fields, status, health, count,
+        node_ids)
+    SELECT b.cluster_id, b.revision,
+        CAST(row_number() OVER (PARTITION BY b.cluster_id ORDER BY w.health) - 1 AS integer),
+        :state, NULL, w.health, count(*), string_agg(w.node_id, ' ' ORDER BY w.node_id)
     FROM bumped AS b JOIN written AS w ON w.cluster_id = b.cluster_id
+    GROUP BY b.cluster_id, b.revision, w.health
 ), pruned AS (
     DELETE FROM member_changes AS c USING bumped AS b
     WHERE c.cluster_id = b.cluster_id AND b.revision % :kept = 0

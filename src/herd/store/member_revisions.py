@@ -7,7 +7,8 @@ names the clusters and nodes it wrote: store functions that write with Core
 statements call :func:`touch`, and a session hook (:func:`track`) sees the ORM's
 own flushes. Just before the transaction commits, :func:`publish` bumps each
 touched cluster's ``member_revisions.revision`` and logs the touched node ids
-under the new revision in ``member_changes`` (the last few revisions are kept).
+under the new revision in ``member_changes``, a row per way they were written, their ids
+packed in one text (the last few revisions are kept).
 
 Why the bump comes last, in cluster-id order, in the writer's own transaction:
 
@@ -57,6 +58,9 @@ STATE_COLUMNS = frozenset(
         "updated_at",
     )
 )
+#: Between the node ids of a log row (herd's node ids are UUIDs; a revision naming an id
+#: with a space in it is logged as EVERY_MEMBER).
+SEPARATOR = " "
 #: A logged node id meaning "every member may have changed": read them all again.
 EVERY_MEMBER = "*"
 #: More nodes than this in one revision are logged as EVERY_MEMBER.
@@ -195,19 +199,30 @@ def publish(connection: Connection, touched: Mapping[str, Mapping[str, str | Sta
             _drop(connection, cluster_id)
             continue
         revision = _bump(connection, cluster_id)
-        logged = sorted(written.items()) if len(written) <= LOG_LIMIT else [(EVERY_MEMBER, ROW)]
         rows = [
-            {"cluster_id": cluster_id, "revision": revision, "node_id": node_id}
+            {"cluster_id": cluster_id, "revision": revision, "part": part}
             | (
                 {"fields": ROW, "status": None, "health": None}
                 if what == ROW
                 else {"fields": STATE, "status": what[0], "health": what[1]}
             )
-            for node_id, what in logged
+            | {"count": len(ids), "node_ids": SEPARATOR.join(ids)}
+            for part, (what, ids) in enumerate(_parts(written))
         ]
         insert_rows(connection, MemberChangeRow, rows)
         if revision % KEPT_REVISIONS == 0:
             _prune(connection, cluster_id, revision - KEPT_REVISIONS)
+
+
+def _parts(written: Mapping[str, str | State]) -> list[tuple[str | State, list[str]]]:
+    """The written nodes grouped by what was written of them (ids in order): a log row each."""
+    if len(written) > LOG_LIMIT or any(SEPARATOR in node_id for node_id in written):
+        return [(ROW, [EVERY_MEMBER])]
+    parts: dict[str | State, list[str]] = {}
+    for node_id in sorted(written):
+        parts.setdefault(written[node_id], []).append(node_id)
+    # The whole rows first, then the states; by repr, as None does not compare with a text.
+    return sorted(parts.items(), key=lambda part: repr(part[0]))
 
 
 def _bump(connection: Connection, cluster_id: str) -> int:
@@ -254,8 +269,12 @@ def revision_of(session: Session, cluster_id: str) -> tuple[int, int]:
 
 def changed_since(session: Session, cluster_id: str, revision: int) -> set[str] | None:
     """Ids of the members written after ``revision``; None when all may have changed."""
-    query = select(MemberChangeRow.node_id).where(
+    query = select(MemberChangeRow.node_ids).where(
         MemberChangeRow.cluster_id == cluster_id, MemberChangeRow.revision > revision
     )
-    changed = set(session.connection().execute(query).scalars())
+    changed = {
+        node_id
+        for packed in session.connection().execute(query).scalars()
+        for node_id in packed.split(SEPARATOR)
+    }
     return None if EVERY_MEMBER in changed else changed

@@ -14,12 +14,9 @@ from sys import intern
 from typing import Any
 
 from sqlalchemy import (
-    Integer,
     Select,
     String,
     bindparam,
-    func,
-    literal_column,
     select,
     type_coerce,
 )
@@ -138,88 +135,26 @@ _MEMBER_COLUMNS = (
 
 
 @functools.cache
-def _logged_changes() -> Select[str, str, str | None, str | None]:
-    """The member changes logged after a revision, in revision order: each node, whether its
-    whole row changed or only its state, and then the new status and health.
+def _logged_parts() -> AnySelect:
+    """The member changes logged after a revision, in order: a row per revision and way of
+    change (store/member_revisions.py), its node ids packed.
 
-    No list of ids and no join: the log's primary key (cluster, revision, node) gives them
-    in one range.
-    """
-    return (
-        select(
-            MemberChangeRow.node_id,
-            MemberChangeRow.fields,
-            MemberChangeRow.status,
-            MemberChangeRow.health,
-        )
-        .where(
-            MemberChangeRow.cluster_id == bindparam("cluster_id"),
-            MemberChangeRow.revision > bindparam("since"),
-        )
-        .order_by(MemberChangeRow.revision)
-        # Typed: an untyped bound value has its type worked out on every execution.
-        .limit(bindparam("limit", type_=Integer))
-    )
-
-
-@functools.cache
-def _logged_by_state() -> AnySelect:
-    """The member changes logged after a revision, one row per kind and new state: how
-    many, and the ids, space-separated (herd's node ids are UUIDs).
-
-    The usual log (each member once, its state alone changed) comes out in a few rows:
-    a third less CPU than a row per member (1,000 changes: 3 rows).
+    No join and no grouping: the log's primary key (cluster, revision, part) gives them in one
+    short range, usually one row for the one revision since the reader's.
     """
     return (
         select(
             MemberChangeRow.fields,
             MemberChangeRow.status,
             MemberChangeRow.health,
-            func.count(),
-            # A literal separator: a bound one is a post-compile parameter, which the SQL
-            # text driver_rows keeps cannot carry.
-            func.aggregate_strings(MemberChangeRow.node_id, literal_column("' '")),  # type: ignore[arg-type]
+            MemberChangeRow.count,
+            MemberChangeRow.node_ids,
         )
         .where(
             MemberChangeRow.cluster_id == bindparam("cluster_id"),
             MemberChangeRow.revision > bindparam("since"),
         )
-        .group_by(MemberChangeRow.fields, MemberChangeRow.status, MemberChangeRow.health)
-    )
-
-
-def _states_alone(
-    groups: Sequence[tuple[Any, ...]],
-) -> dict[str, member_revisions.State] | None:
-    """The new states of :func:`_logged_by_state`'s groups; None unless every change is a
-    state change and no member is logged twice (then the log's order matters)."""
-    states: dict[str, member_revisions.State] = {}
-    total = 0
-    for fields, status, health, count, ids in groups:
-        if fields != member_revisions.STATE:
-            return None
-        names = ids.split(" ")
-        if len(names) != count:
-            return None
-        total += count
-        states.update(dict.fromkeys(names, (status and intern(status), health and intern(health))))
-    return states if len(states) == total else None
-
-
-@functools.cache
-def _rewritten_members() -> Select[Any]:
-    """Every column of the members whose whole row was logged after a revision."""
-    return (
-        select(*_MEMBER_COLUMNS)
-        .select_from(MemberChangeRow)
-        .join(NodeRow, NodeRow.id == MemberChangeRow.node_id)
-        .outerjoin(ProfileRow, ProfileRow.id == NodeRow.profile_id)
-        .where(
-            MemberChangeRow.cluster_id == bindparam("cluster_id"),
-            MemberChangeRow.revision > bindparam("since"),
-            MemberChangeRow.fields == member_revisions.ROW,
-            NodeRow.cluster_id == bindparam("cluster_id"),
-        )
+        .order_by(MemberChangeRow.revision, MemberChangeRow.part)
     )
 
 
@@ -228,48 +163,42 @@ def read_changed_members(
 ) -> MemberChanges | None:
     """What changed in the cluster's members after revision ``since``, read as narrowly as the
     log allows: the new status and health of members whose state alone changed come with
-    the log (one statement); the rows of the others are read again (a second statement,
-    only when there are any).
+    the log (one statement); the rows of the others are read again (a select by id, only
+    when there are any).
 
     None when the log says every member may have changed, or logs more than ``limit``
     changes (then reading every member is the cheaper way).
     """
     connection = session.connection()
-    params = {"cluster_id": cluster_id, "since": since}
-    # Usually each member is logged once, for its state: then the groups are the answer.
     # Rows from the driver's cursor: a quarter less CPU than Core's rows.
-    groups = driver_rows(connection, _logged_by_state(), params)
-    if sum(group[3] for group in groups) > limit:
-        return None
-    alone = _states_alone(groups)
-    if alone is not None:
-        return MemberChanges((), _NO_MEMBERS, alone)
-    logged = driver_rows(connection, _logged_changes(), {**params, "limit": limit + 1})
-    if len(logged) > limit:
+    parts = driver_rows(connection, _logged_parts(), {"cluster_id": cluster_id, "since": since})
+    if sum(part[3] for part in parts) > limit:
         return None
     rewritten: set[str] = set()
     states: dict[str, member_revisions.State] = {}
-    for node_id, fields, status, health in logged:
-        status, health = status and intern(status), health and intern(health)
+    for fields, status, health, _count, packed in parts:
+        node_ids = packed.split(member_revisions.SEPARATOR)
         if fields != member_revisions.STATE:
-            if node_id == member_revisions.EVERY_MEMBER:
+            if member_revisions.EVERY_MEMBER in node_ids:
                 return None
-            rewritten.add(node_id)
+            rewritten.update(node_ids)
             continue
-        before = states.get(node_id)
-        if before is not None:  # a later revision's values win
-            status = before[0] if status is None else status
-            health = before[1] if health is None else health
-        states[node_id] = (status, health)
-    rows: dict[str, Sequence[object]] = {}
-    if rewritten:
-        # A node logged in several revisions comes back once per revision: kept once.
-        # Only the members of the first read: one logged since is read again next time.
-        found = connection.execute(_rewritten_members(), params)
-        rows = {row[0]: row for row in found if row[0] in rewritten}
+        state = (status and intern(status), health and intern(health))
+        if not states or None not in state:
+            states.update(dict.fromkeys(node_ids, state))
+            continue
+        for node_id in node_ids:  # a later revision's values win; None: not written then
+            before = states.get(node_id)
+            states[node_id] = state if before is None else (
+                before[0] if state[0] is None else state[0],
+                before[1] if state[1] is None else state[1],
+            )  # fmt: skip
+    if not rewritten:
+        return MemberChanges((), _NO_MEMBERS, states)
     for node_id in rewritten:
-        states.pop(node_id, None)  # its row, read after, holds its state too
-    return MemberChanges(rewritten, _table(sorted(rows.values(), key=_by_index)), states)
+        states.pop(node_id, None)  # its row, read now, holds its state too
+    # Those still in the cluster; the others left it.
+    return MemberChanges(rewritten, read_members(session, cluster_id, rewritten), states)
 
 
 def _by_index(row: Sequence[object]) -> int:

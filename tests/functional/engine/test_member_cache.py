@@ -137,7 +137,7 @@ def test_a_state_change_is_patched_from_the_log_alone(
     WRITERS[writer](other, node)
     with other.read() as session:
         logged = session.execute(
-            select(MemberChangeRow.node_id, MemberChangeRow.fields).where(
+            select(MemberChangeRow.node_ids, MemberChangeRow.fields).where(
                 MemberChangeRow.cluster_id == cluster
             )
         ).all()
@@ -187,6 +187,45 @@ def test_writes_of_one_member_in_several_revisions_come_out_as_the_last_left_the
     assert now.lists.health[at(first.id)] == HealthStatus.CHECK_FAILED
     assert now.lists.tainted[at(second.id)] is True
     assert now.lists.status[at(third.id)] == NodeStatus.ACTIVE
+
+
+def test_one_revision_logs_a_part_per_way_its_nodes_changed(
+    harness: Harness, other: Database
+) -> None:
+    cluster = harness.cluster(5)
+    nodes = harness.nodes(cluster)
+    members(harness.db, cluster)
+    with other.write() as session:
+        node_store.set_status_many(session, [nodes[0].id, nodes[2].id], NodeStatus.ERROR, "x")
+        node_store.set_status_many(session, [nodes[1].id], NodeStatus.WARNING, "y")
+        node_store.update_many(session, [{"id": nodes[4].id, "tainted": True}])
+    with other.read() as session:
+        revision = member_revisions.revision_of(session, cluster)[0]
+        logged = session.execute(
+            select(
+                MemberChangeRow.part,
+                MemberChangeRow.fields,
+                MemberChangeRow.status,
+                MemberChangeRow.count,
+                MemberChangeRow.node_ids,
+            )
+            .where(MemberChangeRow.cluster_id == cluster, MemberChangeRow.revision == revision)
+            .order_by(MemberChangeRow.part)
+        ).all()
+    error = " ".join(sorted((nodes[0].id, nodes[2].id)))
+    assert [tuple(row) for row in logged] == [
+        (0, member_revisions.ROW, None, 1, nodes[4].id),
+        (1, member_revisions.STATE, NodeStatus.ERROR, 2, error),
+        (2, member_revisions.STATE, NodeStatus.WARNING, 1, nodes[1].id),
+    ]
+    before = counts(harness.db)
+    now = members(harness.db, cluster)
+    assert counts(harness.db).patches == before.patches + 1
+    assert now.lists == fresh(harness.db, cluster).lists
+    assert [now.lists.status[i] for i in (0, 1, 2, 3)] == [
+        NodeStatus.ERROR, NodeStatus.WARNING, NodeStatus.ERROR, NodeStatus.ACTIVE
+    ]  # fmt: skip
+    assert now.lists.tainted[4] is True
 
 
 def test_members_that_leave_and_join_are_patched(harness: Harness, other: Database) -> None:

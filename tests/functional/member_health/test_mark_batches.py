@@ -254,15 +254,18 @@ def test_marks_bump_log_and_prune_the_member_revision_as_publish_does(app: TestC
         logged = session.execute(
             select(
                 MemberChangeRow.revision,
-                MemberChangeRow.node_id,
+                MemberChangeRow.part,
                 MemberChangeRow.fields,
                 MemberChangeRow.status,
                 MemberChangeRow.health,
+                MemberChangeRow.count,
+                MemberChangeRow.node_ids,
             ).where(MemberChangeRow.cluster_id == cluster)
         ).all()
     assert sorted(r[0] for r in logged) == list(range(horizon + 1, now + 1))  # older: pruned
     last = max(logged)
-    assert last[1:] == (node, STATE, None, "CHECK_COMPLETE")  # the last mark: healthy again
+    # The last mark (healthy again): one part, the member's id alone.
+    assert last[1:] == (0, STATE, None, "CHECK_COMPLETE", 1, node)
 
 
 def test_a_member_written_between_the_read_and_the_write_is_marked_again(app: TestClient) -> None:
