@@ -105,8 +105,11 @@ def test_a_cancelled_scale_in_leaves_no_member_deleting(harness: Harness) -> Non
     sim = harness.engine.ctx.drivers.get("herd.sim-1.0")
     bare = {n.id: n for n in harness.nodes(cluster)[::4]}
     sim.delete_many([resource_ref(n, {}) for n in bare.values()])
+    # Left ACTIVE, so that they rank among the others: as ERROR they would all be among the
+    # first 32 children, deleted at once (no resource to wait for), and on a busy machine
+    # none could be left by the time the cancel lands.
     for node_id in bare:
-        harness.set_node(node_id, physical_id=None, status="ERROR", status_reason="failed")
+        harness.set_node(node_id, physical_id=None, status_reason="lost")
     action_id = harness.submit(ActionName.CLUSTER_SCALE_IN, cluster, {"count": 120})
     # 32 node threads: most children wait their turn and never run
     cancelled = harness.cancel_when(action_id, lambda: len(harness.nodes(cluster)) < 120)
