@@ -8,6 +8,7 @@ that watching, written once, and done once per request for both: one layer, not 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 
@@ -16,9 +17,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 #: ``hook(scope, status, seconds)``, called once the request's answer has gone out
 FinishedHook = Callable[[Scope, int, float], None]
 
+_log = logging.getLogger(__name__)
+
 
 class FinishedRequestMiddleware:
-    """Calls each hook, in order, after every HTTP request, with its status and seconds."""
+    """Calls each hook, in order, after every HTTP request, with its status and seconds.
+
+    A hook that raises is logged and the next ones still run: one watcher's failure (a
+    metrics label, a log handler) must not cost the others their record of the request, nor
+    turn an answer already sent into an error.
+    """
 
     def __init__(self, app: ASGIApp, hooks: Sequence[FinishedHook]) -> None:
         self.app = app
@@ -42,4 +50,7 @@ class FinishedRequestMiddleware:
         finally:
             seconds = time.perf_counter() - started
             for hook in self.hooks:
-                hook(scope, status, seconds)
+                try:
+                    hook(scope, status, seconds)
+                except Exception:
+                    _log.exception("finished-request hook %r failed", hook)
