@@ -72,11 +72,12 @@ def primary_failures(state: ClusterState, i: int, cands: IntArray, soft: bool) -
         r_mem = state.r_mem[cands]
         _mark(codes, (new_free <= r_mem) & ~(unallocated <= r_mem), FailMode.MEM)
         # The ratio is checked on the node's load after the add, so a node
-        # already over it refuses even an offline instance (no vcpus added).
+        # already over it refuses even an offline instance (no vcpus added). A
+        # node of 0 CPUs refuses any load, as hail's infinite ratio does (its 0/0,
+        # NaN, passes: so does 0 > 0 here).
         vcpus = spec.vcpus if spec.admin_state is not AdminState.OFFLINE else 0
-        t_cpu = state.t_cpu[cands]
-        over = (state.u_cpu[cands] + vcpus) > state.vcpu_ratio[cands] * t_cpu
-        _mark(codes, over & (t_cpu > 0), FailMode.CPU)
+        over = (state.u_cpu[cands] + vcpus) > state.vcpu_ratio[cands] * state.t_cpu[cands]
+        _mark(codes, over, FailMode.CPU)
         tags = state.inst_excl[i]
         if tags:
             clash = np.asarray(

@@ -177,6 +177,20 @@ def vcpu_ratio_secondary() -> LimitCase:
     return LimitCase(raw, moved={"x": ["n1", "n4"]}, hard=False)
 
 
+def zero_cpus() -> LimitCase:
+    """Soft: a node that reports 0 CPUs refuses a new primary with vcpus (hail's ratio is
+    infinite), whatever the vcpu ratio."""
+    overrides = {n: {"total_cpus": 0} for n in ("n2", "n3", "n4")}
+    raw = _evacuate({"x": instance("rbd", ["n1"])}, "primary-only", ["x"], overrides)
+    return LimitCase(
+        raw,
+        failed={"x": "FailCPU"},
+        hard=False,
+        forced=[_migrate("x", "n2")],
+        refusal="n2 as the new primary: FailCPU (soft limit)",
+    )
+
+
 def spindles_old_primary() -> LimitCase:
     """Soft: the old primary, over its spindle limit, may not take the
     secondary back in a failover, though its load does not grow."""
@@ -260,6 +274,7 @@ CASES: dict[str, Callable[[], LimitCase]] = {
     "disk": disk,
     "vcpu-ratio": vcpu_ratio,
     "vcpu-ratio-secondary": vcpu_ratio_secondary,
+    "zero-cpus": zero_cpus,
     "spindles-old-primary": spindles_old_primary,
     "instance-count": instance_count,
     "exclusive-storage": exclusive_storage,
