@@ -118,6 +118,21 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         server.drop_database(name)
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def unmigrated_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database with no schema at all, for migration tests (``db_url`` on
+    PostgreSQL is copied from a migrated one)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'herd.db'}"
+        return
+    server: PgServer = request.getfixturevalue("pg_server")
+    name = server.create_database(migrated=False)
+    try:
+        yield server.url_for(name)
+    finally:
+        server.drop_database(name)
+
+
 @pytest.fixture
 def settings(db_url: str, tmp_path: Path) -> Settings:
     """Settings on the test database, engine off, ``auth: none``."""

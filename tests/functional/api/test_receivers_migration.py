@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from tests.conftest import ApiClientFactory
 from tests.functional.api.helpers import finish_actions, make_cluster, make_profile, services
-from tests.postgres import PgServer
 
 from herd.config import Settings
 from herd.store import receivers
@@ -18,20 +15,6 @@ from herd.store.models import ReceiverRow
 
 OLD_SECRET = "an-old-secret-stored-as-it-was-before-0006-xx"
 RID = "8d6c6a1e-6f43-4b0c-9a45-2f1b3c4d5e6f"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def unmigrated_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database (the usual ``db_url`` on PostgreSQL is copied from a migrated one)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'herd.db'}"
-        return
-    server: PgServer = request.getfixturevalue("pg_server")
-    name = server.create_database(migrated=False)
-    try:
-        yield server.url_for(name)
-    finally:
-        server.drop_database(name)
 
 
 def _old_receiver(db_url: str) -> None:

@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
-from tests.postgres import PgServer
 
 from herd.store.database import MIGRATIONS_DIR, Database
 
 CLUSTER = "5b0f3a52-0c1e-4a8e-9f0e-111111111111"
 NODE = "5b0f3a52-0c1e-4a8e-9f0e-222222222222"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def unmigrated_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database (the usual ``db_url`` on PostgreSQL is copied from a migrated one)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'herd.db'}"
-        return
-    server: PgServer = request.getfixturevalue("pg_server")
-    name = server.create_database(migrated=False)
-    try:
-        yield server.url_for(name)
-    finally:
-        server.drop_database(name)
 
 
 def _columns(database: Database) -> list[str]:
