@@ -111,10 +111,13 @@ def _node(name: str, value: object, groups: Mapping[str, Group], kvm_memory: int
     live = not offline and vm_capable
 
     def dyn(key: str) -> float:
-        # Ganeti does not query offline or non-vm-capable nodes: no figures.
-        if not live:
-            return 0.0
-        return as_num(require(node, key, where), f"{where}.{key}")
+        if live:
+            return as_num(require(node, key, where), f"{where}.{key}")
+        # Ganeti does not query offline or non-vm-capable nodes: no figures, none used. One
+        # sent all the same is still held to its type (hail takes anything there).
+        if key in node:
+            as_num(node[key], f"{where}.{key}")
+        return 0.0
 
     reserved = dyn("reserved_memory")
     if kvm_memory is not None and live:
@@ -122,6 +125,8 @@ def _node(name: str, value: object, groups: Mapping[str, Group], kvm_memory: int
     spindle_count = as_num(
         optional(ndparams, "spindle_count", 1), f"{where}.ndparams.spindle_count"
     )
+    # Read (so held to its type) for every node; used only for those Ganeti queries.
+    reserved_cpus = as_num(optional(node, "reserved_cpus", 0), f"{where}.reserved_cpus")
     return Node(
         name=name,
         group=group,
@@ -136,9 +141,7 @@ def _node(name: str, value: object, groups: Mapping[str, Group], kvm_memory: int
         total_disk=dyn("total_disk"),
         free_disk=dyn("free_disk"),
         total_cpus=dyn("total_cpus"),
-        reserved_cpus=as_num(optional(node, "reserved_cpus", 0), f"{where}.reserved_cpus")
-        if live
-        else 0,
+        reserved_cpus=reserved_cpus if live else 0.0,
         spindle_count=spindle_count,
         total_spindles=as_num(optional(node, "total_spindles", 0), f"{where}.total_spindles"),
         free_spindles=as_num(optional(node, "free_spindles", 0), f"{where}.free_spindles"),

@@ -62,3 +62,21 @@ def test_offline_nodes_need_no_dynamic_data() -> None:
         raw["nodes"]["n4"].pop(key)
     raw["nodes"]["n4"]["offline"] = True
     assert answer_dict(raw).success
+
+
+@pytest.mark.parametrize("key", ["total_memory", "free_disk", "total_cpus", "reserved_cpus"])
+@pytest.mark.parametrize("unqueried", ["offline", "not vm-capable"])
+def test_an_unqueried_nodes_figures_are_still_held_to_their_type(key: str, unqueried: str) -> None:
+    """Ganeti sends no figures for a node it does not query; one sent anyway is not used but
+    must be a number, as the schema says (hail takes anything there: docs/iallocator.md)."""
+    raw = template_cluster({"type": "node-evacuate", "instances": ["i-drbd"], "evac_mode": "all"})
+    node = raw["nodes"]["n4"]
+    if unqueried == "offline":
+        node["offline"] = True
+    else:
+        node["vm_capable"] = False
+    node[key] = "lots"
+    with pytest.raises(MalformedRequest, match=rf"nodes\['n4'\]\.{key}: Unable to read number"):
+        answer_dict(raw)
+    node[key] = 1
+    assert answer_dict(raw).success
