@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated, Any
 
@@ -109,10 +110,16 @@ def hoist_global_flags(argv: list[str]) -> list[str]:
 
 def main() -> None:
     argv = sys.argv[1:]
-    if argv[:1] == ["iallocator"]:
-        # hail-style options: typer must not parse them
-        sys.exit(server.run_iallocator(argv[1:]))
-    app(args=hoist_global_flags(argv), prog_name="herd")
+    try:
+        if argv[:1] == ["iallocator"]:
+            # hail-style options: typer must not parse them
+            sys.exit(server.run_iallocator(argv[1:]))
+        app(args=hoist_global_flags(argv), prog_name="herd")
+    except BrokenPipeError:
+        # The reader left early (``herd node list | head``): no traceback, and nothing more
+        # to flush into the closed pipe at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
 
 
 if __name__ == "__main__":

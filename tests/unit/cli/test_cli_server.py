@@ -79,6 +79,29 @@ def test_iallocator_gets_raw_argv(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls[-1] == ["-v", "x"]
 
 
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
+    """``herd iallocator req.json | head -c 10``: the pipe closes before herd writes; herd
+    exits 1 quietly, as a shell tool does, not with a BrokenPipeError traceback."""
+    import subprocess
+
+    from tests.unit.planner.factory import template_cluster
+
+    request = tmp_path / "req.json"
+    raw = template_cluster({"type": "node-evacuate", "instances": ["i-drbd"], "evac_mode": "all"})
+    request.write_text(json.dumps(raw))
+    herd = Path(sys.executable).with_name("herd")
+    process = subprocess.Popen(
+        [str(herd), "iallocator", str(request)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # long before herd has parsed the request and answers
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 1
+    assert "Traceback" not in errors and "BrokenPipe" not in errors, errors
+
+
 def _make_database(data_dir: Path) -> None:
     from herd.store.database import Database
 
