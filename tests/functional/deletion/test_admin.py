@@ -149,6 +149,18 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
         member_row = session.get(NodeRow, "m" * 36)
         assert member_row is not None
         member_row.status = NodeStatus.DELETING
+        # A member the deletion marked before its engine stopped, no child made for it yet
+        session.add(
+            NodeRow(
+                id="n" * 36,
+                name="n",
+                cluster_id=cid,
+                profile_id=member_row.profile_id,
+                init_at=1.0,
+                project="p1",
+                status=NodeStatus.DELETING,
+            )
+        )
     regions = services(client).extra["regions"]
     for backend in regions.backends.values():
         backend.create_from(cid, lambda: RegionalCopy(cid, "c", "p1", 0, "x"), "test")
@@ -178,7 +190,7 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
     cleaned = purge["outputs"]["cleaned"]
     assert f"action {action_id} cancelled" in cleaned
     assert "regional copies" in cleaned and "cluster row" in cleaned
-    assert "1 member(s) made orphans" in cleaned
+    assert "2 member(s) made orphans" in cleaned
     assert "1 other action(s) cancelled" in cleaned
     assert "1 child action(s) cancelled" in cleaned
     queued = c.client.get(f"/v1/actions/{waiting.id}", headers=c.admin).json()["action"]
@@ -192,6 +204,13 @@ def test_purge_a_stuck_deletion(api_client: ApiClientFactory, db_url: str, tmp_p
     assert member["cluster_id"] == ""  # an orphan now, its real resource untouched
     # its deletion was stopped half-way: no action will finish it, so it is not DELETING
     assert member["status"] == "ERROR"
+    # nor is the member whose deletion never began
+    marked = c.client.get(f"/v1/nodes/{'n' * 36}", headers=c.member).json()["node"]
+    assert (marked["cluster_id"], marked["status"], marked["status_reason"]) == (
+        "",
+        "ERROR",
+        "Interrupted: its deletion was purged before it finished.",
+    )
     with services(client).database.read() as session:
         (event,) = session.scalars(
             select(EventRow).where(EventRow.action == "DELETION_PURGE", EventRow.status == "PURGED")

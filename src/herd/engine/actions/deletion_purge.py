@@ -69,7 +69,12 @@ def _stop_others(session: Session, resource_id: str, purge_id: str, now: float) 
 
 
 def _detach_cluster(session: Session, cluster_id: str) -> list[str]:
+    # Members the deletion marked but no child of it is working on (none made yet when an
+    # engine was killed, or one a restart ended): nothing will finish them, and as orphans
+    # DELETING they would say otherwise for ever (the crash matrix found three).
+    stuck = clusters.member_ids(session, cluster_id, {"status": [str(s) for s in IN_FLIGHT]})
     orphaned = clusters.detach_everything(session, cluster_id, "Its cluster was purged.")
+    node_store.set_status_many(session, stuck, NodeStatus.ERROR, INTERRUPTED_BY_PURGE)
     return [f"{orphaned} member(s) made orphans"]
 
 
