@@ -47,12 +47,8 @@ def _stop_deletion(session: Session, action_id: str | None, now: float) -> list[
         cleaned.append(f"action {action.id} cancelled")
     children = action_store.unfinished_children(session, action.id)
     for child in children:
+        # the members it left half-way are set ERROR when the cluster is detached
         _cancel(session, child, now)
-        # Nothing will finish what the child began: a node it left DELETING would say so
-        # for ever (issue 24's crash matrix found purged members DELETING after a restart).
-        node = node_store.get(session, child.target)
-        if node is not None and node.status in IN_FLIGHT:
-            node.status, node.status_reason = NodeStatus.ERROR, INTERRUPTED_BY_PURGE
     if children:
         cleaned.append(f"{len(children)} child action(s) cancelled")
     return cleaned
@@ -69,9 +65,10 @@ def _stop_others(session: Session, resource_id: str, purge_id: str, now: float) 
 
 
 def _detach_cluster(session: Session, cluster_id: str) -> list[str]:
-    # Members the deletion marked but no child of it is working on (none made yet when an
-    # engine was killed, or one a restart ended): nothing will finish them, and as orphans
-    # DELETING they would say otherwise for ever (the crash matrix found three).
+    # Every member still in flight: the actions working on them were cancelled above (the
+    # deletion's children, or a resumed deletion's as "other actions"), so nothing will
+    # finish them, and as orphans DELETING they would say otherwise for ever (issue 24's
+    # crash matrix found such members twice).
     stuck = clusters.member_ids(session, cluster_id, {"status": [str(s) for s in IN_FLIGHT]})
     orphaned = clusters.detach_everything(session, cluster_id, "Its cluster was purged.")
     node_store.set_status_many(session, stuck, NodeStatus.ERROR, INTERRUPTED_BY_PURGE)

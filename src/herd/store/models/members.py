@@ -24,7 +24,7 @@ class MemberRevisionRow(Base):
 
 
 class MemberChangeRow(Base):
-    """Nodes whose rows changed in a revision of its cluster, in the same way (kept for recent
+    """Nodes of a cluster whose rows changed in one revision, in the same way (kept for recent
     revisions): a revision logs one row per way, its ids packed in one text.
 
     Packed because a reader patching its members after 1% of 100,000 changed reads the
